@@ -1,0 +1,1 @@
+"""Configuration: agent files, the server registry, discovery and selectors."""

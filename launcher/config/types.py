@@ -1,0 +1,87 @@
+"""Plain data types of configuration: agents, servers and tool selectors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+BUILTIN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "bash", "grep", "find", "ls")
+"""Built-in tool names, in the order they are offered."""
+
+MEMORY_TOOLS: tuple[str, ...] = ("memory_read", "memory_write")
+"""Tools added for agents with `memory:`."""
+
+ORCHESTRATION_TOOLS: frozenset[str] = frozenset(
+    {"spawn_subagent", "get_subagent_result", "steer_subagent", "stop_subagent", "list_agents"}
+)
+"""Tools of `subagent serve`; a sub-agent never gets them (no recursive spawning)."""
+
+MemoryScope = Literal["project", "local", "user"]
+
+
+@dataclass(frozen=True)
+class Selector:
+    """One entry of `tools:` or `disallowed_tools:`.
+
+    kind: `builtin` (name), `all` (`*`/`all`), `none`, `ext` (server, optional tool
+    glob), or `name` (an exposed name `SERVER__TOOL`, glob allowed).
+    """
+
+    kind: Literal["builtin", "all", "none", "ext", "name"]
+    name: str | None = None
+    server: str | None = None
+    tool: str | None = None
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent definition: frontmatter fields plus the body as system prompt."""
+
+    name: str
+    description: str = ""
+    model: str | None = None
+    tools: tuple[Selector, ...] | None = None  # None = field omitted
+    extensions: bool | tuple[str, ...] = True
+    disallowed_tools: tuple[Selector, ...] = ()
+    isolated: bool = False
+    memory: MemoryScope | None = None
+    max_turns: int | None = None
+    prompt: str = ""
+    source: Path | None = None  # None = built-in agent
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One MCP server from `mcp.json`, with `${VAR}` already expanded.
+
+    `raw` keeps the unexpanded strings so that display can show `${VAR}` instead
+    of a secret; `secrets` holds expanded values that came from the environment.
+    """
+
+    name: str
+    type: Literal["stdio", "http"] = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    startup_timeout: float = 30.0
+    tool_timeout: float = 60.0
+    required: bool = False
+    max_result_bytes: int = 64 * 1024
+    source: Path | None = None
+    raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    secrets: frozenset[str] = field(default_factory=frozenset, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything discovery found: agents and servers by name, plus warnings."""
+
+    agents: dict[str, AgentSpec]
+    servers: dict[str, ServerSpec]
+    warnings: tuple[str, ...] = ()
+    broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text

@@ -1,0 +1,76 @@
+"""The error hierarchy of subagent.
+
+    SubagentError
+    ├── ConfigError      the user's mistake (bad config, bad usage): exit status 2
+    │   └── UsageError   bad command-line usage (unknown agent, unknown --ext server)
+    ├── RunError         a run failed (required server, model, agent): exit status 1
+    │   ├── ServerError  an MCP server failed to start or died
+    │   └── ModelError   a model provider failed (HTTP status, network, no key)
+    └── ToolError        a tool call failed; the model sees it as an error tool result
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SubagentError(Exception):
+    """Base of every error subagent raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(SubagentError):
+    """Malformed or inconsistent configuration; names the file, line and field."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = Path(path) if path is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = str(self.path)
+            if self.line is not None:
+                where += f":{self.line}"
+        if self.field:
+            where = f"{where}: field '{self.field}'" if where else f"field '{self.field}'"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class UsageError(ConfigError):
+    """Bad command-line usage: unknown agent, --ext naming no configured server."""
+
+
+class RunError(SubagentError):
+    """A run failed: a required server, the model or the agent."""
+
+    exit_code = 1
+
+
+class ServerError(RunError):
+    """An MCP server failed to start, crashed, or broke the protocol."""
+
+    def __init__(self, server: str, message: str) -> None:
+        self.server = server
+        super().__init__(f"server '{server}': {message}")
+
+
+class ModelError(RunError):
+    """A model provider failed: HTTP error, network error or missing credentials."""
+
+
+class ToolError(SubagentError):
+    """A tool call failed; becomes an error tool result the model sees."""

@@ -1,0 +1,137 @@
+"""The typed event stream: the one record of what a session did.
+
+Renderers, `--json` output, the serve-mode worker protocol and the tests all read
+these events; nothing else reports what happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(kw_only=True)
+class Event:
+    """Base event; `type` is the wire name, `ts` the wall-clock time it happened."""
+
+    type: ClassVar[str] = "event"
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-lines form: `type` first, then the fields."""
+        body = dataclasses.asdict(self)
+        return {"type": self.type, **body}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+
+
+@dataclass(kw_only=True)
+class SessionStart(Event):
+    type: ClassVar[str] = "session_start"
+    agent: str
+    session_id: str
+    servers: list[str] = field(default_factory=list)
+    log_dir: str | None = None
+
+
+@dataclass(kw_only=True)
+class ServerState(Event):
+    """A server moved to `starting`, `connected`, `failed` or `closed`."""
+
+    type: ClassVar[str] = "server_state"
+    server: str
+    state: str
+    error: str | None = None
+    tools: int = 0
+    log: str | None = None
+
+
+@dataclass(kw_only=True)
+class ToolsChanged(Event):
+    """The registry changed: tools added or removed (exposed names)."""
+
+    type: ClassVar[str] = "tools_changed"
+    source: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class TurnStart(Event):
+    type: ClassVar[str] = "turn_start"
+    turn: int
+    tools: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    turn: int
+    text: str
+
+
+@dataclass(kw_only=True)
+class ToolCallEvent(Event):
+    type: ClassVar[str] = "tool_call"
+    turn: int
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolResultEvent(Event):
+    type: ClassVar[str] = "tool_result"
+    turn: int
+    id: str
+    name: str
+    is_error: bool
+    content: str
+
+
+@dataclass(kw_only=True)
+class TurnEnd(Event):
+    type: ClassVar[str] = "turn_end"
+    turn: int
+
+
+@dataclass(kw_only=True)
+class AgentEnd(Event):
+    """The agent finished: `completed`, `error`, `max_turns` or `stopped`."""
+
+    type: ClassVar[str] = "agent_end"
+    status: str
+    result: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class SessionEnd(Event):
+    type: ClassVar[str] = "session_end"
+    error: str | None = None
+
+
+EventSink = Callable[[Event], Awaitable[None]]
+"""Where a session sends its events; sinks must not raise."""
+
+
+class EventBus:
+    """Fan-out of events to subscribers, in subscription order, plus a full history."""
+
+    def __init__(self) -> None:
+        self._sinks: list[EventSink] = []
+        self.history: list[Event] = []
+
+    def subscribe(self, sink: EventSink) -> None:
+        self._sinks.append(sink)
+
+    async def emit(self, event: Event) -> None:
+        self.history.append(event)
+        for sink in list(self._sinks):
+            await sink(event)
