@@ -1,0 +1,61 @@
+"""Exposed tool names: `SERVER__TOOL`, reduced to what model APIs accept.
+
+Model APIs take tool names matching `[A-Za-z0-9_-]{1,64}`. Reducing characters and
+truncating can make two tools collide, so a colliding or over-long name gets a short
+hash of its (server, tool) pair: stable across runs, unique in practice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Container
+
+MAX_NAME_LEN = 64
+"""The tool-name limit of the OpenAI and Anthropic APIs."""
+
+SEPARATOR = "__"
+HASH_LEN = 8
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(text: str) -> str:
+    """Replace every character outside `[A-Za-z0-9_-]` with `_`."""
+    return _UNSAFE.sub("_", text)
+
+
+def plain_name(server: str, tool: str) -> str:
+    """The name before any collision or length handling: sanitized `SERVER__TOOL`."""
+    return sanitize(f"{server}{SEPARATOR}{tool}")
+
+
+def name_hash(server: str, tool: str, length: int = HASH_LEN) -> str:
+    """A stable hex digest of the (server, tool) pair, `length` characters long."""
+    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:length]
+
+
+def _with_suffix(base: str, suffix: str) -> str:
+    return f"{base[: MAX_NAME_LEN - len(suffix) - 1]}_{suffix}"
+
+
+def exposed_name(server: str, tool: str, taken: Container[str]) -> str:
+    """The exposed name of `server`'s `tool`, avoiding every name in `taken`.
+
+    The plain name when it fits and is free, else a truncated name with a hash suffix.
+    """
+    base = plain_name(server, tool)
+    if len(base) <= MAX_NAME_LEN and base not in taken:
+        return base
+    digest = name_hash(server, tool, length=64)
+    # Longer digests first, a counter last: a 64-bit clash is not expected, but the
+    # result must still be unique and deterministic if it happens.
+    for length in (HASH_LEN, 16, 32):
+        candidate = _with_suffix(base, digest[:length])
+        if candidate not in taken:
+            return candidate
+    counter = 2
+    while True:
+        candidate = _with_suffix(base, f"{digest[:HASH_LEN]}{counter}")
+        if candidate not in taken:
+            return candidate
+        counter += 1

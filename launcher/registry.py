@@ -1,0 +1,292 @@
+"""ToolRegistry: the live tool maps of one session, with change notifications.
+
+Plain data: built-in and memory tools, plus one map per server that is replaced
+by diff whenever the server lists its tools. A gate (the scope's permanent
+exclusion) is re-applied to every entry on every change; rejected entries stay
+registered for reporting but are never returned by `get`/`entries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS
+from launcher.naming import exposed_name
+from launcher.tooltypes import ToolCaller, ToolDef, ToolEntry
+
+Gate = Callable[[ToolEntry], str | None]
+"""Returns None to admit an entry, or the reason it is rejected."""
+
+Subscriber = Callable[["RegistryChange"], None]
+
+LOCAL_SOURCES: tuple[str, ...] = ("builtin", "memory")
+_RESERVED: frozenset[str] = frozenset(BUILTIN_TOOLS) | frozenset(MEMORY_TOOLS)
+_LOCAL_ORDER: dict[str, tuple[str, ...]] = {"builtin": BUILTIN_TOOLS, "memory": MEMORY_TOOLS}
+
+
+@dataclass
+class RegistryChange:
+    """What one update did to a source's registered tools (exposed names)."""
+
+    source: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+class _Taken:
+    """Every name in use or reserved, plus names handed out during one update."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._registry = registry
+        self.extra: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        return name in _RESERVED or name in self.extra or name in self._registry._by_name
+
+
+class ToolRegistry:
+    """Live maps of every registered tool, admitted or rejected by the gate."""
+
+    def __init__(self, gate: Gate | None = None) -> None:
+        self._gate = gate
+        self._local: dict[str, ToolEntry] = {}
+        self._servers: dict[str, dict[str, ToolEntry]] = {}
+        self._by_name: dict[str, ToolEntry] = {}
+        self._reasons: dict[str, str] = {}
+        # Names handed out before, so a tool that goes and comes back keeps its name.
+        self._remembered: dict[tuple[str, str], str] = {}
+        self._subscribers: list[Subscriber] = []
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """Incremented on every non-empty change."""
+        return self._version
+
+    # -- updates ---------------------------------------------------------------
+
+    def add_local(self, entries: Iterable[ToolEntry]) -> RegistryChange:
+        """Register built-in or memory tools under their own names.
+
+        A server tool already holding such a name is renamed (a built-in is never
+        shadowed). The change's source is `builtin`, `memory`, or `local` if mixed.
+        """
+        new = list(entries)
+        for entry in new:
+            if entry.source not in LOCAL_SOURCES:
+                raise ValueError(f"add_local takes builtin/memory tools, got {entry.source!r}")
+        sources = {entry.source for entry in new}
+        change = RegistryChange(sources.pop() if len(sources) == 1 else "local")
+        renames: list[RegistryChange] = []
+        for entry in new:
+            holder = self._by_name.get(entry.name)
+            if holder is not None and holder.server is not None:
+                renames.append(self._rename_server_entry(holder, reserve=entry.name))
+            old = self._local.get(entry.name)
+            if old is None:
+                change.added.append(entry.name)
+            elif old != entry:
+                change.changed.append(entry.name)
+            self._local[entry.name] = entry
+            self._by_name[entry.name] = entry
+        self._commit(change, *renames)
+        return change
+
+    def set_server_tools(
+        self,
+        server: str,
+        tools: Sequence[ToolDef],
+        make_caller: Callable[[str], ToolCaller],
+    ) -> RegistryChange:
+        """Replace `server`'s tool list with `tools` (its full new list) as a diff.
+
+        Unchanged tools keep their entry, every listed tool keeps its exposed name;
+        a new description or schema counts as changed. Duplicate names: first wins.
+        """
+        if server in LOCAL_SOURCES:
+            raise ValueError(f"{server!r} is reserved for local tools")
+        live = self._servers.setdefault(server, {})
+        old = dict(live)
+        listed: dict[str, ToolDef] = {}
+        for tool in tools:
+            listed.setdefault(tool.name, tool)
+        change = RegistryChange(server)
+        for name, entry in old.items():
+            if name not in listed:
+                change.removed.append(entry.name)
+                del self._by_name[entry.name]
+        taken = _Taken(self)
+        new: dict[str, ToolEntry] = {}
+        for name, tool in listed.items():
+            previous = old.get(name)
+            if previous is not None and _same(previous, tool):
+                new[name] = previous
+                continue
+            if previous is not None:
+                exposed = previous.name
+                change.changed.append(exposed)
+            else:
+                exposed = self._new_name(server, name, taken)
+                change.added.append(exposed)
+            taken.extra.add(exposed)
+            new[name] = ToolEntry(
+                name=exposed,
+                source=server,
+                tool=name,
+                description=tool.description,
+                input_schema=tool.input_schema,
+                call=make_caller(name),
+            )
+        live.clear()
+        live.update(new)
+        for entry in new.values():
+            self._by_name[entry.name] = entry
+        self._commit(change)
+        return change
+
+    def remove_server(self, server: str) -> RegistryChange:
+        """Forget `server` and every tool it registered."""
+        live = self._servers.pop(server, None)
+        change = RegistryChange(server)
+        if live is None:
+            return change
+        for entry in live.values():
+            change.removed.append(entry.name)
+            del self._by_name[entry.name]
+        live.clear()
+        self._commit(change)
+        return change
+
+    def set_gate(self, gate: Gate | None) -> RegistryChange:
+        """Replace the gate and re-apply it to every entry.
+
+        The change (source `gate`) lists newly admitted names as added and newly
+        rejected ones as removed.
+        """
+        before = set(self._reasons)
+        self._gate = gate
+        self._regate()
+        after = set(self._reasons)
+        order = [entry.name for entry in self._all_entries()]
+        admitted, rejected = before - after, after - before
+        change = RegistryChange(
+            "gate",
+            added=[name for name in order if name in admitted],
+            removed=[name for name in order if name in rejected],
+        )
+        if not change.empty:
+            self._version += 1
+            self._notify(change)
+        return change
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback` after every non-empty change; returns the unsubscribe function."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    # -- queries ---------------------------------------------------------------
+
+    def get(self, name: str) -> ToolEntry | None:
+        """The admitted entry with exposed name `name`, or None."""
+        if name in self._reasons:
+            return None
+        return self._by_name.get(name)
+
+    def entries(self) -> list[ToolEntry]:
+        """Admitted entries: built-ins, memory tools, then servers in registration order."""
+        return [entry for entry in self._all_entries() if entry.name not in self._reasons]
+
+    def rejected(self) -> list[tuple[ToolEntry, str]]:
+        """Entries the gate rejected, with the reason, in `entries()` order."""
+        return [
+            (entry, self._reasons[entry.name])
+            for entry in self._all_entries()
+            if entry.name in self._reasons
+        ]
+
+    def server_tools(self, server: str) -> Mapping[str, ToolEntry]:
+        """A live read-only view of `server`'s tools: original name -> entry (all)."""
+        return MappingProxyType(self._servers.get(server, {}))
+
+    def servers(self) -> list[str]:
+        """Servers with a tool list, in registration order."""
+        return list(self._servers)
+
+    def resolve(self, server: str, tool: str) -> str:
+        """The exposed name of `server`'s `tool` if registered, else the one it would get."""
+        entry = self._servers.get(server, {}).get(tool)
+        if entry is not None:
+            return entry.name
+        return self._new_name(server, tool, _Taken(self))
+
+    # -- internals -------------------------------------------------------------
+
+    def _all_entries(self) -> list[ToolEntry]:
+        local = sorted(self._local.values(), key=_local_sort_key)
+        return local + [entry for live in self._servers.values() for entry in live.values()]
+
+    def _new_name(self, server: str, tool: str, taken: _Taken) -> str:
+        remembered = self._remembered.get((server, tool))
+        if remembered is not None and remembered not in taken:
+            return remembered
+        name = exposed_name(server, tool, taken)
+        self._remembered[(server, tool)] = name
+        return name
+
+    def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> RegistryChange:
+        assert entry.server is not None
+        taken = _Taken(self)
+        taken.extra.add(reserve)
+        self._remembered.pop((entry.server, entry.tool), None)
+        renamed = replace(entry, name=self._new_name(entry.server, entry.tool, taken))
+        del self._by_name[entry.name]
+        self._by_name[renamed.name] = renamed
+        self._servers[entry.server][entry.tool] = renamed
+        return RegistryChange(entry.server, added=[renamed.name], removed=[entry.name])
+
+    def _regate(self) -> None:
+        self._reasons = {}
+        if self._gate is None:
+            return
+        for entry in self._by_name.values():
+            try:
+                reason = self._gate(entry)
+            except Exception as exc:
+                # Fail closed: a gate that cannot decide must not admit the tool.
+                reason = f"gate failed: {exc!r}"
+            if reason is not None:
+                self._reasons[entry.name] = reason
+
+    def _commit(self, *changes: RegistryChange) -> None:
+        self._regate()
+        for change in changes:
+            if not change.empty:
+                self._version += 1
+                self._notify(change)
+
+    def _notify(self, change: RegistryChange) -> None:
+        # A copy: a subscriber may unsubscribe, or change the registry, while called.
+        for callback in list(self._subscribers):
+            callback(change)
+
+
+def _same(entry: ToolEntry, tool: ToolDef) -> bool:
+    return entry.description == tool.description and entry.input_schema == tool.input_schema
+
+
+def _local_sort_key(entry: ToolEntry) -> tuple[int, int]:
+    order = _LOCAL_ORDER[entry.source]
+    group = LOCAL_SOURCES.index(entry.source)
+    return (group, order.index(entry.name) if entry.name in order else len(order))
