@@ -1,0 +1,118 @@
+"""The bash tool: one shell command in the workspace, in its own process group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+from launcher.tooltypes import ToolResult
+
+MAX_BASH_TIMEOUT_S = 600.0
+"""Upper bound for a model-requested timeout: one call must not pin a session for hours."""
+
+DRAIN_GRACE_S = 0.5
+"""After the shell exits, how long a background process holding its output pipe may keep
+writing before the call returns (the pipe never reaches EOF while such a process lives)."""
+
+REAP_GRACE_S = 5.0
+"""How long to wait for the killed shell to be reaped; SIGKILL makes this near-instant."""
+
+READ_CHUNK = 65536
+
+
+class CappedOutput:
+    """Keeps the head and tail of a byte stream within `cap` bytes, counting what it drops."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = max(cap, 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        """Append a chunk; the middle of an over-long stream is what gets dropped."""
+        self.total += len(chunk)
+        room = self.cap // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            keep = self.cap - self.cap // 2
+            self.tail = (self.tail + chunk)[-keep:]
+
+    def text(self) -> str:
+        """The kept output, with a note in the middle saying how many bytes were cut."""
+        cut = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if cut <= 0:
+            return head + tail
+        return f"{head}\n... [output cut: {cut} of {self.total} bytes omitted] ...\n{tail}"
+
+
+async def run_bash(command: str, cwd: Path, time_limit: float, cap: int) -> ToolResult:
+    """Run `bash -c command`; stdout and stderr merged, capped; the group dies at the end.
+
+    Background processes the command started do not outlive the call: the whole process
+    group is killed when the shell exits or the timeout fires.
+    """
+    output = CappedOutput(cap)
+    process = await anyio.open_process(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    try:
+        with anyio.move_on_after(time_limit) as deadline:
+            await _collect(process, process.stdout, output)
+    finally:
+        _kill_group(process.pid)
+        with anyio.move_on_after(REAP_GRACE_S, shield=True):
+            await process.aclose()
+    text = output.text()
+    if deadline.cancelled_caught:
+        note = f"Command timed out after {time_limit:g}s; its process group was killed."
+        return ToolResult(f"{note}\n{text}".rstrip(), is_error=True)
+    code = process.returncode
+    if code == 0:
+        return ToolResult(text if text else "(no output)")
+    status = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return ToolResult(f"Command failed ({status}).\n{text}".rstrip(), is_error=True)
+
+
+async def _collect(
+    process: anyio.abc.Process, stream: ByteReceiveStream, out: CappedOutput
+) -> None:
+    drained = anyio.Event()
+
+    async def pump() -> None:
+        try:
+            async for chunk in stream:
+                out.add(chunk)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        drained.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump)
+        await process.wait()
+        with anyio.move_on_after(DRAIN_GRACE_S):
+            await drained.wait()
+        tg.cancel_scope.cancel()
+
+
+def _kill_group(pgid: int) -> None:
+    # The group outlives its leader when a command backgrounds work; kill it regardless.
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,127 @@
+"""The file tools that read and change one file: read, write, edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from launcher.errors import ToolError
+from launcher.tools.common import fit_lines, get_bool, get_int, get_str
+from launcher.tools.workspace import Workspace
+from launcher.tooltypes import ToolResult
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are logs or data dumps; read and edit refuse them, grep skips them."""
+
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte in this many leading bytes marks a file as binary (git's heuristic)."""
+
+DEFAULT_READ_LIMIT = 2000
+"""Lines `read` returns when no limit is given."""
+
+MAX_LINE_CHARS = 2000
+"""Longer lines are cut in `read` output so one minified line cannot fill the context."""
+
+
+def is_binary(head: bytes) -> bool:
+    """True when the leading bytes of a file look binary."""
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+
+
+def load_text(ws: Workspace, real: Path, *, strict: bool = False) -> str:
+    """Read a workspace text file whole, refusing directories, huge and binary files.
+
+    `strict` refuses text that is not valid UTF-8 (edit must not mangle bytes it rewrites).
+    """
+    shown = ws.display(real)
+    if not real.exists():
+        raise ToolError(f"file not found: {shown}")
+    if real.is_dir():
+        raise ToolError(f"'{shown}' is a directory; use ls to list it")
+    size = real.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ToolError(
+            f"'{shown}' is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; "
+            "use grep, or bash with head/sed, to look at parts of it"
+        )
+    data = real.read_bytes()
+    if is_binary(data):
+        raise ToolError(f"'{shown}' looks like a binary file ({size} bytes); refused")
+    try:
+        return data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"'{shown}' is not valid UTF-8 ({exc.reason}); refused") from exc
+
+
+def read_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """Lines of a text file, numbered from 1 as `cat -n` does, from `offset` for `limit` lines."""
+    path = get_str(args, "path")
+    offset = get_int(args, "offset", 1, minimum=1)
+    limit = get_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
+    real = ws.resolve(path)
+    text = load_text(ws, real)
+    lines = text.splitlines()
+    if not lines:
+        return ToolResult(f"({ws.display(real)} is empty)")
+    if offset > len(lines):
+        raise ToolError(
+            f"offset {offset} is past the end of {ws.display(real)} ({len(lines)} lines)"
+        )
+    window = lines[offset - 1 : offset - 1 + limit]
+    numbered = [
+        f"{offset + i:6}\t{line[:MAX_LINE_CHARS]}"
+        + (" [line cut]" if len(line) > MAX_LINE_CHARS else "")
+        for i, line in enumerate(window)
+    ]
+    shown = fit_lines(numbered, cap - 200)
+    last = offset + shown - 1
+    out = "\n".join(numbered[:shown])
+    if last < len(lines):
+        why = "output cap" if shown < len(window) else "limit"
+        out += (
+            f"\n... [{why}: showed lines {offset}-{last} of {len(lines)}; "
+            f"continue with offset={last + 1}]"
+        )
+    return ToolResult(out)
+
+
+def write_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """Create or overwrite a file with `content`, creating parent directories."""
+    path = get_str(args, "path")
+    content = get_str(args, "content")
+    real = ws.resolve(path)
+    shown = ws.display(real)
+    if real.is_dir():
+        raise ToolError(f"'{shown}' is a directory; refused")
+    existed = real.exists()
+    real.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode("utf-8")
+    real.write_bytes(data)
+    verb = "overwrote" if existed else "created"
+    return ToolResult(f"Wrote {len(data)} bytes to {shown} ({verb})")
+
+
+def edit_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """Replace the exact string `old` with `new`; `old` must match once unless replace_all."""
+    path = get_str(args, "path")
+    old = get_str(args, "old")
+    new = get_str(args, "new")
+    replace_all = get_bool(args, "replace_all")
+    if not old:
+        raise ToolError("'old' is empty; use write to create or overwrite a file")
+    if old == new:
+        raise ToolError("'old' and 'new' are identical; nothing to change")
+    real = ws.resolve(path)
+    shown = ws.display(real)
+    text = load_text(ws, real, strict=True)
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(f"'old' was not found in {shown} (0 matches); it must match exactly")
+    if count > 1 and not replace_all:
+        raise ToolError(
+            f"'old' matches {count} times in {shown}; add surrounding context to make it "
+            "unique, or set replace_all to replace every match"
+        )
+    real.write_bytes(text.replace(old, new).encode("utf-8"))
+    noun = "occurrence" if count == 1 else "occurrences"
+    return ToolResult(f"Replaced {count} {noun} in {shown}")

@@ -1,0 +1,118 @@
+"""Memory tools: an agent's persistent notes, one file per key, in its scope's directory."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from launcher.config.types import MemoryScope
+from launcher.errors import ToolError
+from launcher.tools.common import get_opt_str, get_str, in_thread
+from launcher.tooltypes import ToolEntry, ToolResult
+
+MAX_MEMORY_BYTES = 64 * 1024
+"""One memory is a note, not a data store; larger writes are refused."""
+
+KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+"""Keys are plain file-name stems: no separators, no leading dot, so no escapes."""
+
+SUFFIX = ".md"
+
+
+def memory_dir(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> Path:
+    """Where `agent`'s memories live for `scope` (the directory need not exist yet)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", agent).lstrip(".") or "_"
+    if scope == "project":
+        return workspace / ".subagent" / "memory" / safe
+    if scope == "local":
+        return workspace / ".subagent" / "memory-local" / safe
+    if scope == "user":
+        return home / ".config" / "subagent" / "memory" / safe
+    raise ValueError(f"unknown memory scope {scope!r}")
+
+
+def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> list[ToolEntry]:
+    """The memory_read and memory_write tools of `agent`, storing under `scope`'s directory."""
+    root = memory_dir(agent, scope, workspace, home)
+
+    def read(args: dict[str, Any]) -> ToolResult:
+        key = get_opt_str(args, "key")
+        if key is None:
+            keys = _keys(root)
+            if not keys:
+                return ToolResult("No memories saved yet.")
+            return ToolResult("Memory keys:\n" + "\n".join(keys))
+        file = root / (_check_key(key) + SUFFIX)
+        if not file.is_file():
+            known = ", ".join(_keys(root)) or "none"
+            raise ToolError(f"no memory named '{key}' (saved keys: {known})")
+        return ToolResult(file.read_text(encoding="utf-8", errors="replace"))
+
+    def write(args: dict[str, Any]) -> ToolResult:
+        key = _check_key(get_str(args, "key"))
+        data = get_str(args, "content").encode("utf-8")
+        if len(data) > MAX_MEMORY_BYTES:
+            raise ToolError(f"content is {len(data)} bytes, over the {MAX_MEMORY_BYTES}-byte limit")
+        root.mkdir(parents=True, exist_ok=True)
+        (root / (key + SUFFIX)).write_bytes(data)
+        return ToolResult(f"Saved memory '{key}' ({len(data)} bytes, {scope} scope)")
+
+    where = {
+        "project": "this project",
+        "local": "this project (not shared)",
+        "user": "all projects",
+    }[scope]
+    return [
+        ToolEntry(
+            name="memory_read",
+            source="memory",
+            tool="memory_read",
+            description=(
+                f"Read your persistent memory (kept across sessions for {where}). "
+                "Without a key, lists the saved keys; with a key, returns that memory's text."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "description": "Memory key; omit to list keys."}
+                },
+                "additionalProperties": False,
+            },
+            call=in_thread("memory_read", read),
+        ),
+        ToolEntry(
+            name="memory_write",
+            source="memory",
+            tool="memory_write",
+            description=(
+                f"Save text to your persistent memory under a key (kept across sessions for "
+                f"{where}); overwrites that key. Keys: letters, digits, '_', '-', '.'."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "description": "Memory key, e.g. 'build-notes'."},
+                    "content": {"type": "string", "description": "The full text to store."},
+                },
+                "required": ["key", "content"],
+                "additionalProperties": False,
+            },
+            call=in_thread("memory_write", write),
+        ),
+    ]
+
+
+def _check_key(key: str) -> str:
+    if not KEY_RE.fullmatch(key) or ".." in key:
+        raise ToolError(
+            f"invalid memory key '{key}': use 1-100 letters, digits, '_', '-' or '.', "
+            "not starting with '.', without '..' or path separators"
+        )
+    return key
+
+
+def _keys(root: Path) -> list[str]:
+    if not root.is_dir():
+        return []
+    return sorted(p.name[: -len(SUFFIX)] for p in root.iterdir() if p.name.endswith(SUFFIX))

@@ -1,0 +1,148 @@
+"""Registry entries of the built-in tools: names, descriptions, input schemas, callers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from launcher.config.types import BUILTIN_TOOLS
+from launcher.errors import ToolError
+from launcher.tools.bash import MAX_BASH_TIMEOUT_S, run_bash
+from launcher.tools.common import get_float, get_str, in_thread, safe_caller
+from launcher.tools.files import edit_file, read_file, write_file
+from launcher.tools.search import find_paths, grep_files, list_dir
+from launcher.tools.workspace import Workspace
+from launcher.tooltypes import ToolCaller, ToolEntry, ToolResult
+
+FileTool = Callable[[Workspace, dict[str, Any], int], ToolResult]
+
+
+def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+_PATH = {"type": "string", "description": "Path relative to the workspace root."}
+
+_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "read": (
+        "Read a text file. Returns its lines numbered from 1 (line number, tab, text). "
+        "Use offset/limit for long files; binary and very large files are refused.",
+        _schema(
+            ["path"],
+            path=_PATH,
+            offset={"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+            limit={"type": "integer", "minimum": 1, "description": "Lines to return (2000)."},
+        ),
+    ),
+    "write": (
+        "Create or overwrite a file with the given content; parent directories are created.",
+        _schema(["path", "content"], path=_PATH, content={"type": "string"}),
+    ),
+    "edit": (
+        "Replace an exact string in a file. 'old' must occur exactly once (include enough "
+        "surrounding context) unless replace_all is true; the call fails if it is absent.",
+        _schema(
+            ["path", "old", "new"],
+            path=_PATH,
+            old={"type": "string", "description": "Exact text to find, whitespace included."},
+            new={"type": "string", "description": "Replacement text."},
+            replace_all={"type": "boolean", "default": False},
+        ),
+    ),
+    "bash": (
+        "Run a bash command with the workspace as working directory; stdout and stderr are "
+        "returned together. A non-zero exit is an error. Background processes are killed "
+        "when the command ends.",
+        _schema(
+            ["command"],
+            command={"type": "string"},
+            timeout={
+                "type": "number",
+                "description": f"Seconds before it is killed (max {MAX_BASH_TIMEOUT_S:g}).",
+            },
+        ),
+    ),
+    "grep": (
+        "Search file contents with a Python regular expression. Prints path:line:text for "
+        "each matching line; skips binary files and .git.",
+        _schema(
+            ["pattern"],
+            pattern={"type": "string", "description": "Regular expression."},
+            path={"type": "string", "description": "File or directory to search (default '.')."},
+            glob={"type": "string", "description": "Only files matching this glob, e.g. '*.py'."},
+            ignore_case={"type": "boolean", "default": False},
+        ),
+    ),
+    "find": (
+        "Find files and directories by glob. A pattern without '/' matches names at any "
+        "depth ('*.py'); with '/' it matches the relative path ('src/**/test_*.py').",
+        _schema(
+            ["pattern"],
+            pattern={"type": "string"},
+            path={"type": "string", "description": "Directory to search (default '.')."},
+        ),
+    ),
+    "ls": (
+        "List a directory's entries; directories end in '/', symlinks in '@'.",
+        _schema([], path={"type": "string", "description": "Directory (default '.')."}),
+    ),
+}
+
+_FILE_TOOLS: dict[str, FileTool] = {
+    "read": read_file,
+    "write": write_file,
+    "edit": edit_file,
+    "grep": grep_files,
+    "find": find_paths,
+    "ls": list_dir,
+}
+
+
+def builtin_entries(
+    workspace: Path,
+    names: Iterable[str],
+    *,
+    bash_timeout: float = 120.0,
+    output_cap: int = 64 * 1024,
+) -> list[ToolEntry]:
+    """Entries for the requested built-ins, in BUILTIN_TOOLS order.
+
+    Unknown names raise ValueError (config validation should have caught them).
+    """
+    wanted = set(names)
+    unknown = wanted - set(BUILTIN_TOOLS)
+    if unknown:
+        raise ValueError(f"unknown built-in tools: {', '.join(sorted(unknown))}")
+    ws = Workspace(workspace)
+    entries = []
+    for name in BUILTIN_TOOLS:
+        if name not in wanted:
+            continue
+        description, schema = _SPECS[name]
+        if name == "bash":
+            call = _bash_caller(ws, bash_timeout, output_cap)
+        else:
+            call = _file_caller(name, _FILE_TOOLS[name], ws, output_cap)
+        entries.append(ToolEntry(name, "builtin", name, description, schema, call))
+    return entries
+
+
+def _file_caller(name: str, run: FileTool, ws: Workspace, cap: int) -> ToolCaller:
+    return in_thread(name, lambda args: run(ws, args, cap))
+
+
+def _bash_caller(ws: Workspace, default_timeout: float, cap: int) -> ToolCaller:
+    async def call(args: dict[str, Any]) -> ToolResult:
+        command = get_str(args, "command")
+        if not command.strip():
+            raise ToolError("command is empty")
+        timeout = min(get_float(args, "timeout") or default_timeout, MAX_BASH_TIMEOUT_S)
+        return await run_bash(command, ws.root, timeout, cap)
+
+    return safe_caller("bash", call)

@@ -1,0 +1,200 @@
+"""The file tools that look across the tree: ls, find, grep."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from launcher.errors import ToolError
+from launcher.tools.common import fit_lines, get_bool, get_opt_str, get_str
+from launcher.tools.files import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, is_binary
+from launcher.tools.workspace import Workspace
+from launcher.tooltypes import ToolResult
+
+MAX_LS_ENTRIES = 1000
+"""Entries `ls` lists before saying how many it left out."""
+
+MAX_FIND_RESULTS = 1000
+"""Paths `find` returns before saying it stopped."""
+
+MAX_GREP_MATCHES = 500
+"""Matching lines `grep` returns before saying it stopped."""
+
+MAX_GREP_LINE_CHARS = 500
+"""Longer matching lines are cut so one minified file cannot fill the output."""
+
+SKIP_DIRS = frozenset({".git"})
+"""Directories walks never enter: version-control internals are noise for a model."""
+
+
+def list_dir(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """One directory's entries, sorted; directories end in `/`, symlinks in `@`."""
+    path = get_str(args, "path", ".")
+    real = ws.resolve(path)
+    shown = ws.display(real)
+    if not real.exists():
+        raise ToolError(f"not found: {shown}")
+    if not real.is_dir():
+        raise ToolError(f"'{shown}' is not a directory; use read to see a file")
+    entries = sorted(os.scandir(real), key=lambda e: e.name)
+    if not entries:
+        return ToolResult(f"({shown} is empty)")
+    names = [_entry_label(e) for e in entries[:MAX_LS_ENTRIES]]
+    fit = fit_lines(names, cap - 200)
+    out = "\n".join(names[:fit])
+    if fit < len(entries):
+        out += f"\n... [{len(entries) - fit} more entries not shown]"
+    return ToolResult(out)
+
+
+def _entry_label(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return entry.name + "@"
+    return entry.name + "/" if entry.is_dir() else entry.name
+
+
+def find_paths(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """Workspace paths under `path` whose name (or relative path) matches a glob."""
+    pattern = get_str(args, "pattern")
+    base = _search_base(ws, get_str(args, "path", "."))
+    matcher = compile_glob(pattern)
+    found: list[str] = []
+    truncated = False
+    for full, is_dir in _walk(ws, base):
+        rel = full.relative_to(base).as_posix()
+        if matcher(rel):
+            if len(found) == MAX_FIND_RESULTS:
+                truncated = True
+                break
+            found.append(ws.display(full) + ("/" if is_dir else ""))
+    if not found:
+        return ToolResult(f"No paths match '{pattern}' under {ws.display(base)}")
+    fit = fit_lines(found, cap - 200)
+    out = "\n".join(found[:fit])
+    if truncated or fit < len(found):
+        out += f"\n... [stopped after {fit} results; narrow the pattern or the path]"
+    return ToolResult(out)
+
+
+def grep_files(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
+    """Lines matching a regex in text files under `path`, as `path:line:text`."""
+    pattern = get_str(args, "pattern")
+    base = _search_base(ws, get_str(args, "path", "."))
+    glob = get_opt_str(args, "glob")
+    flags = re.IGNORECASE if get_bool(args, "ignore_case") else 0
+    try:
+        regex = re.compile(pattern, flags)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression '{pattern}': {exc}") from exc
+    matcher = compile_glob(glob) if glob else None
+    files = [base] if base.is_file() else [p for p, d in _walk(ws, base) if not d]
+    hits: list[str] = []
+    size = 0
+    for file in files:
+        if matcher and not matcher(
+            file.relative_to(base).as_posix() if file != base else file.name
+        ):
+            continue
+        for number, line in _text_lines(file):
+            if regex.search(line) is None:
+                continue
+            cut = line[:MAX_GREP_LINE_CHARS] + (
+                " [line cut]" if len(line) > MAX_GREP_LINE_CHARS else ""
+            )
+            hit = f"{ws.display(file)}:{number}:{cut}"
+            size += len(hit) + 1
+            if len(hits) == MAX_GREP_MATCHES or size > cap - 200:
+                hits.append(
+                    f"... [stopped after {len(hits)} matches; narrow the pattern, path or glob]"
+                )
+                return ToolResult("\n".join(hits))
+            hits.append(hit)
+    if not hits:
+        return ToolResult(f"No matches for /{pattern}/ under {ws.display(base)}")
+    return ToolResult("\n".join(hits))
+
+
+def _search_base(ws: Workspace, path: str) -> Path:
+    real = ws.resolve(path)
+    if not real.exists():
+        raise ToolError(f"not found: {ws.display(real)}")
+    return real
+
+
+def _walk(ws: Workspace, base: Path) -> Iterator[tuple[Path, bool]]:
+    """Every path under `base` in sorted order, as (path, is_dir), staying in the workspace.
+
+    Symlinks are listed only when their target is inside the workspace and are never
+    descended into, so a link to a directory outside cannot widen the search.
+    """
+    for top, dirs, files in os.walk(base, followlinks=False):
+        root = Path(top)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        entries = [(d, True) for d in dirs] + [(f, False) for f in files]
+        for name, is_dir in sorted(entries):
+            full = root / name
+            if full.is_symlink():
+                if not ws.contains(full):
+                    continue
+                is_dir = full.is_dir()
+            yield full, is_dir
+
+
+def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file; binary, oversized and unreadable files yield nothing."""
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return
+        with file.open("rb") as fh:
+            if is_binary(fh.read(BINARY_SNIFF_BYTES)):
+                return
+            fh.seek(0)
+            data = fh.read()
+    except OSError:
+        return
+    text = data.decode("utf-8", errors="replace")
+    yield from enumerate(text.splitlines(), start=1)
+
+
+def compile_glob(pattern: str) -> Callable[[str], bool]:
+    """A matcher for a glob over `/`-separated relative paths.
+
+    A pattern without `/` matches the last path component (`*.py` finds Python files at
+    any depth); one with `/` matches the whole relative path, where `**` spans directories
+    and `*`, `?` and `[...]` stay within one.
+    """
+    if "/" not in pattern:
+        regex = re.compile(_glob_to_regex(pattern))
+        return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+    regex = re.compile(_glob_to_regex(pattern.lstrip("/")))
+    return lambda rel: regex.fullmatch(rel) is not None
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)

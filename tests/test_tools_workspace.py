@@ -1,0 +1,98 @@
+"""Workspace path confinement: what resolves inside and what is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launcher.errors import ToolError
+from launcher.tools.workspace import Workspace
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Workspace, Path]:
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    (root / "inside.txt").write_text("ok")
+    return Workspace(root), outside
+
+
+def test_relative_path_resolves_inside(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    assert ws.resolve("inside.txt") == ws.root / "inside.txt"
+
+
+def test_absolute_path_inside_is_allowed(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    assert ws.resolve(str(ws.root / "inside.txt")) == ws.root / "inside.txt"
+
+
+def test_dot_resolves_to_root_and_displays_as_dot(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    assert ws.display(ws.resolve(".")) == "."
+
+
+def test_nonexistent_nested_path_inside_is_allowed(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    assert ws.resolve("a/b/../c.txt") == ws.root / "a" / "c.txt"
+
+
+def test_dotdot_escape_is_refused(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    with pytest.raises(ToolError, match="outside the workspace"):
+        ws.resolve("../outside/secret.txt")
+
+
+def test_absolute_path_outside_is_refused(layout: tuple[Workspace, Path]) -> None:
+    ws, outside = layout
+    with pytest.raises(ToolError, match="outside the workspace"):
+        ws.resolve(str(outside / "secret.txt"))
+
+
+def test_symlink_to_outside_file_is_refused_naming_the_symlink(
+    layout: tuple[Workspace, Path],
+) -> None:
+    ws, outside = layout
+    (ws.root / "link").symlink_to(outside / "secret.txt")
+    with pytest.raises(ToolError, match="through a symlink"):
+        ws.resolve("link")
+
+
+def test_path_through_symlinked_dir_to_outside_is_refused(layout: tuple[Workspace, Path]) -> None:
+    ws, outside = layout
+    (ws.root / "dirlink").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ToolError, match="through a symlink"):
+        ws.resolve("dirlink/new.txt")
+
+
+def test_dangling_symlink_to_outside_is_refused(layout: tuple[Workspace, Path]) -> None:
+    ws, outside = layout
+    (ws.root / "dangling").symlink_to(outside / "does-not-exist.txt")
+    with pytest.raises(ToolError, match="through a symlink"):
+        ws.resolve("dangling")
+
+
+def test_symlink_inside_the_workspace_is_followed(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    (ws.root / "alias").symlink_to(ws.root / "inside.txt")
+    assert ws.resolve("alias") == ws.root / "inside.txt"
+
+
+def test_empty_path_is_refused(layout: tuple[Workspace, Path]) -> None:
+    ws, _ = layout
+    with pytest.raises(ToolError, match="empty"):
+        ws.resolve("")
+
+
+def test_symlinked_workspace_root_still_confines(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    ws = Workspace(tmp_path / "alias")
+    assert ws.resolve("f.txt") == real / "f.txt"
+    with pytest.raises(ToolError):
+        ws.resolve("../x")
