@@ -1,0 +1,163 @@
+"""Discovery: which agent files and `mcp.json` files make up the config, first wins."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from launcher.config.agents import parse_agent_file, parse_agent_text
+from launcher.config.servers import load_servers
+from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.errors import ConfigError, UsageError
+
+CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
+"""Environment variable naming a hermetic config directory (like `--config-dir`)."""
+
+DEFAULT_AGENT = "general-purpose"
+
+
+@dataclass
+class _Collector:
+    """Accumulates definitions in discovery order; the first of each name wins."""
+
+    agents: dict[str, AgentSpec] = field(default_factory=dict)
+    servers: dict[str, ServerSpec] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def add_agent_dir(self, directory: Path) -> None:
+        if not directory.is_dir():
+            return
+        seen_here: dict[str, Path] = {}
+        for path in sorted(directory.glob("*.md")):
+            try:
+                spec = parse_agent_file(path, self.warnings)
+            except ConfigError as exc:
+                self.warnings.append(f"agent file skipped: {exc}")
+                if not self._claimed(path.stem):
+                    self.broken[path.stem] = str(exc)
+                continue
+            if spec.name in seen_here:
+                self.warnings.append(
+                    f"{path}: agent '{spec.name}' is also defined in {seen_here[spec.name]}; "
+                    "the first one is used"
+                )
+            seen_here.setdefault(spec.name, path)
+            if not self._claimed(spec.name):
+                self.agents[spec.name] = spec
+
+    def add_servers(self, path: Path, env: Mapping[str, str]) -> None:
+        if not path.is_file():
+            return
+        servers, warnings = load_servers(path, env)
+        self.warnings.extend(warnings)
+        for name, spec in servers.items():
+            self.servers.setdefault(name, spec)
+
+    def add_builtins(self) -> None:
+        for spec in builtin_agents():
+            if not self._claimed(spec.name):
+                self.agents[spec.name] = spec
+
+    def _claimed(self, name: str) -> bool:
+        # A broken file still claims its name, so a fix-me error is not hidden by a
+        # same-named agent further down the search path.
+        return name in self.agents or name in self.broken
+
+    def build(self) -> Config:
+        return Config(
+            agents=self.agents,
+            servers=self.servers,
+            warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
+            broken_agents=self.broken,
+        )
+
+
+def load_config(
+    config_dir: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Discover agents and servers; hermetic when a config dir is given (or in the env)."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    if config_dir is None and env.get(CONFIG_DIR_ENV):
+        config_dir = Path(env[CONFIG_DIR_ENV])
+    collector = _Collector()
+    if config_dir is not None:
+        config_dir = cwd / config_dir.expanduser()
+        if not config_dir.is_dir():
+            raise ConfigError("config directory does not exist", path=config_dir)
+        _add_config_dir(collector, config_dir, env)
+    else:
+        if home is None:
+            home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        _add_config_dir(collector, cwd / ".subagent", env)
+        collector.add_servers(cwd / ".mcp.json", env)
+        _add_config_dir(collector, home / ".config" / "subagent", env)
+    collector.add_builtins()
+    return collector.build()
+
+
+def _add_config_dir(collector: _Collector, directory: Path, env: Mapping[str, str]) -> None:
+    collector.add_agent_dir(directory / "agents")
+    collector.add_servers(directory / "mcp.json", env)
+
+
+def builtin_agents() -> list[AgentSpec]:
+    """The agents shipped in `launcher/builtin_agents/*.md` (source None)."""
+    folder = resources.files("launcher") / "builtin_agents"
+    specs = []
+    for item in sorted(folder.iterdir(), key=lambda entry: entry.name):
+        if item.name.endswith(".md"):
+            spec = parse_agent_text(item.read_text(encoding="utf-8"), Path(str(item)))
+            specs.append(dataclasses.replace(spec, source=None))
+    return specs
+
+
+def resolve_agent(config: Config, name: str) -> AgentSpec:
+    """The agent named `name`; ConfigError if its file is broken, UsageError if unknown."""
+    if name in config.agents:
+        return config.agents[name]
+    if name in config.broken_agents:
+        raise ConfigError(config.broken_agents[name])
+    known = ", ".join(sorted(config.agents)) or "none"
+    raise UsageError(f"unknown agent '{name}'; known agents: {known}")
+
+
+def check_ext_names(config: Config, names: Iterable[str]) -> None:
+    """Raise UsageError if a `--ext NAME` names no configured server."""
+    for name in names:
+        if name not in config.servers:
+            known = ", ".join(sorted(config.servers)) or "none"
+            raise UsageError(
+                f"no configured server named '{name}'; configured servers: {known}",
+                field="--ext",
+            )
+
+
+def _unknown_server_warnings(
+    agents: Mapping[str, AgentSpec], servers: Mapping[str, ServerSpec]
+) -> list[str]:
+    warnings = []
+    for spec in agents.values():
+        where = str(spec.source) if spec.source is not None else "built-in"
+        for selector in (*(spec.tools or ()), *spec.disallowed_tools):
+            if selector.kind == "ext" and selector.server not in servers:
+                warnings.append(
+                    f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
+                )
+        if isinstance(spec.extensions, tuple):
+            for server in spec.extensions:
+                if server not in servers:
+                    warnings.append(
+                        f"{where}: agent '{spec.name}': extensions entry '{server}' "
+                        "names no configured server"
+                    )
+    return warnings

@@ -1,0 +1,90 @@
+"""The selector grammar of `tools:` and `disallowed_tools:`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, Selector
+from launcher.errors import ConfigError
+
+KNOWN_BUILTINS: tuple[str, ...] = BUILTIN_TOOLS + MEMORY_TOOLS
+"""Every name a `builtin` selector may carry."""
+
+_EXT_PREFIX = "ext:"
+
+
+def parse_selectors(
+    value: object,
+    *,
+    path: Path | str | None,
+    field: str,
+    line: int | None = None,
+) -> tuple[Selector, ...]:
+    """Parse a CSV string or a list of strings into selectors; ConfigError on a bad entry.
+
+    Built-in names match case-insensitively (`Read` is `read`, as in Claude Code files).
+    """
+    if isinstance(value, str):
+        entries = value.split(",")
+    elif isinstance(value, list):
+        entries = []
+        for item in value:
+            if not isinstance(item, str):
+                raise ConfigError(
+                    f"expected a list of strings, got an item of type {type(item).__name__}",
+                    path=path,
+                    line=line,
+                    field=field,
+                )
+            entries.append(item)
+    else:
+        raise ConfigError(
+            f"expected a comma-separated string or a list, got {type(value).__name__}",
+            path=path,
+            line=line,
+            field=field,
+        )
+    selectors: list[Selector] = []
+    for entry in entries:
+        text = entry.strip()
+        if text:
+            selectors.append(parse_selector(text, path=path, field=field, line=line))
+    return tuple(selectors)
+
+
+def parse_selector(
+    text: str, *, path: Path | str | None, field: str, line: int | None = None
+) -> Selector:
+    """Parse one selector entry (already stripped)."""
+    lowered = text.lower()
+    if lowered in ("*", "all"):
+        return Selector(kind="all", raw=text)
+    if lowered == "none":
+        return Selector(kind="none", raw=text)
+    if lowered.startswith(_EXT_PREFIX):
+        return _parse_ext(text, path=path, field=field, line=line)
+    if "__" in text:
+        return Selector(kind="name", name=text, raw=text)
+    if lowered in KNOWN_BUILTINS:
+        return Selector(kind="builtin", name=lowered, raw=text)
+    raise ConfigError(
+        f"unknown built-in tool '{text}'; valid built-ins: {', '.join(KNOWN_BUILTINS)} "
+        "(or *, all, none, ext:SERVER, ext:SERVER/TOOL, SERVER__TOOL)",
+        path=path,
+        line=line,
+        field=field,
+    )
+
+
+def _parse_ext(text: str, *, path: Path | str | None, field: str, line: int | None) -> Selector:
+    rest = text[len(_EXT_PREFIX) :].strip()
+    server, slash, tool = rest.partition("/")
+    server, tool = server.strip(), tool.strip()
+    if not server or (slash and not tool):
+        raise ConfigError(
+            f"bad selector '{text}': expected ext:SERVER or ext:SERVER/TOOL",
+            path=path,
+            line=line,
+            field=field,
+        )
+    return Selector(kind="ext", server=server, tool=tool or None, raw=text)

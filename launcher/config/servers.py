@@ -1,0 +1,296 @@
+"""The server registry file `mcp.json`: parsed into ServerSpecs, and masked for display."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from launcher.config.expand import MASK, ExpansionError, expand, has_reference, mask_secrets
+from launcher.config.types import ServerSpec
+from launcher.errors import ConfigError
+
+DEFAULT_MAX_RESULT_BYTES = 64 * 1024
+
+_HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
+_COMMON_FIELDS = frozenset(
+    {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
+)
+_STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
+_HTTP_FIELDS = frozenset({"url", "headers"})
+
+
+def load_servers(path: Path, env: Mapping[str, str]) -> tuple[dict[str, ServerSpec], list[str]]:
+    """Read an `mcp.json` file: servers by name (file order) and warnings (unknown fields)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read server file: {exc}", path=path) from exc
+    return parse_servers_text(text, path, env)
+
+
+def parse_servers_text(
+    text: str, path: Path, env: Mapping[str, str]
+) -> tuple[dict[str, ServerSpec], list[str]]:
+    """Parse `mcp.json` text; `path` names the file in errors."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    if not isinstance(data, dict):
+        raise ConfigError('expected a JSON object {"mcpServers": {...}}', path=path, line=1)
+    warnings: list[str] = []
+    servers_raw = data.get("mcpServers")
+    if not isinstance(servers_raw, dict):
+        hint = ' (found "servers": the key is "mcpServers")' if "servers" in data else ""
+        raise ConfigError(
+            f"expected an object of servers by name{hint}",
+            path=path,
+            line=_line_of(text, "mcpServers") or 1,
+            field="mcpServers",
+        )
+    for key in data:
+        if key != "mcpServers":
+            warnings.append(f"{path}: unknown top-level field '{key}' ignored")
+    parser = _ServerParser(path, text, env, warnings)
+    servers = {name: parser.parse(name, raw) for name, raw in servers_raw.items()}
+    return servers, warnings
+
+
+def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
+    """The resolved launch spec as a JSON-able dict with every secret shown as `****`.
+
+    Only strings that held a `${VAR}` reference are masked, so literal text from the
+    file is shown as written; an env value that took anything from the environment is
+    masked whole.
+    """
+    raw = spec.raw
+
+    def show(value: str, raw_value: object) -> str:
+        if isinstance(raw_value, str) and not has_reference(raw_value):
+            return value
+        return mask_secrets(value, spec.secrets)
+
+    def raw_map(key: str) -> Mapping[str, object]:
+        value = raw.get(key)
+        return value if isinstance(value, dict) else {}
+
+    shown: dict[str, object] = {"name": spec.name, "type": spec.type}
+    if spec.type == "stdio":
+        raw_args = raw.get("args")
+        raw_args = raw_args if isinstance(raw_args, list) else []
+        raw_env = raw_map("env")
+        shown["command"] = show(spec.command or "", raw.get("command"))
+        shown["args"] = [
+            show(arg, raw_args[i] if i < len(raw_args) else None) for i, arg in enumerate(spec.args)
+        ]
+        shown["env"] = {
+            key: _show_env(value, raw_env.get(key), spec) for key, value in spec.env.items()
+        }
+        shown["cwd"] = show(spec.cwd, raw.get("cwd")) if spec.cwd is not None else None
+    else:
+        raw_headers = raw_map("headers")
+        shown["url"] = show(spec.url or "", raw.get("url"))
+        shown["headers"] = {
+            key: show(value, raw_headers.get(key)) for key, value in spec.headers.items()
+        }
+    shown.update(
+        startup_timeout=spec.startup_timeout,
+        tool_timeout=spec.tool_timeout,
+        required=spec.required,
+        max_result_bytes=spec.max_result_bytes,
+        source=str(spec.source) if spec.source is not None else None,
+    )
+    return shown
+
+
+def _show_env(value: str, raw_value: object, spec: ServerSpec) -> str:
+    if isinstance(raw_value, str) and not has_reference(raw_value):
+        return value
+    # A value built only from defaults (`${LEVEL:-info}` with LEVEL unset) is file text.
+    if any(secret in value for secret in spec.secrets) or not isinstance(raw_value, str):
+        return MASK
+    return value
+
+
+def _line_of(text: str, *keys: str) -> int | None:
+    """Best-effort line of a nested key: each key searched after the previous one."""
+    pos = 0
+    match = None
+    for key in keys:
+        match = re.compile(re.escape(json.dumps(key)) + r"\s*:").search(text, pos)
+        if match is None:
+            return None
+        pos = match.end()
+    return text.count("\n", 0, match.start()) + 1 if match is not None else None
+
+
+class _ServerParser:
+    """Validates and expands one server entry at a time, collecting secrets."""
+
+    def __init__(self, path: Path, text: str, env: Mapping[str, str], warnings: list[str]) -> None:
+        self.path = path
+        self.text = text
+        self.env = env
+        self.warnings = warnings
+        self.secrets: set[str] = set()
+        self.name = ""
+
+    def error(self, message: str, *keys: str, field: str) -> ConfigError:
+        line = _line_of(self.text, "mcpServers", self.name, *keys)
+        return ConfigError(message, path=self.path, line=line, field=field)
+
+    def parse(self, name: str, raw: object) -> ServerSpec:
+        self.name, self.secrets = name, set()
+        if not name or "/" in name:
+            raise self.error("a server name must be non-empty and contain no '/'", field=name)
+        if not isinstance(raw, dict):
+            raise self.error("expected an object", field=name)
+        server_type = self.server_type(raw)
+        allowed = _COMMON_FIELDS | (_STDIO_FIELDS if server_type == "stdio" else _HTTP_FIELDS)
+        for key in raw:
+            if key not in allowed:
+                reason = (
+                    f"does not apply to a {server_type} server"
+                    if key in _STDIO_FIELDS | _HTTP_FIELDS
+                    else "is unknown"
+                )
+                line = _line_of(self.text, "mcpServers", name, key)
+                where = f"{self.path}:{line}" if line else str(self.path)
+                self.warnings.append(f"{where}: field '{name}.{key}' {reason}; ignored")
+        common = {
+            "startup_timeout": self.seconds(raw, "startup_timeout", 30.0),
+            "tool_timeout": self.seconds(raw, "tool_timeout", 60.0),
+            "required": self.flag(raw, "required"),
+            "max_result_bytes": self.positive_int(raw, "max_result_bytes"),
+        }
+        if server_type == "stdio":
+            command = self.string(raw, "command", required=True)
+            args = self.string_list(raw, "args")
+            env = self.string_map(raw, "env")
+            cwd = self.string(raw, "cwd")
+            return ServerSpec(
+                name=name,
+                type="stdio",
+                command=command,
+                args=args,
+                env=env,
+                cwd=cwd,
+                **common,
+                source=self.path,
+                raw=copy.deepcopy(raw),
+                secrets=frozenset(self.secrets),
+            )
+        url = self.string(raw, "url", required=True) or ""
+        if not url.startswith(("http://", "https://")):
+            raise self.error(
+                f"expected an http:// or https:// URL, got '{raw['url']}'",
+                "url",
+                field=f"{name}.url",
+            )
+        headers = self.string_map(raw, "headers")
+        return ServerSpec(
+            name=name,
+            type="http",
+            url=url,
+            headers=headers,
+            **common,
+            source=self.path,
+            raw=copy.deepcopy(raw),
+            secrets=frozenset(self.secrets),
+        )
+
+    def server_type(self, raw: dict) -> str:
+        kind = raw.get("type")
+        if kind is None:
+            if "command" in raw:
+                return "stdio"
+            if "url" in raw:
+                return "http"
+            raise self.error("expected 'command' (stdio) or 'url' (http)", field=self.name)
+        if kind == "stdio":
+            return "stdio"
+        if kind in _HTTP_TYPES:
+            return "http"
+        if kind == "sse":
+            message = "the SSE transport is not supported; use streamable HTTP (type: http)"
+        else:
+            message = f"expected type 'stdio' or 'http', got '{kind}'"
+        raise self.error(message, "type", field=f"{self.name}.type")
+
+    def expand(self, value: str, field: str, *keys: str) -> str:
+        try:
+            expanded = expand(value, self.env)
+        except ExpansionError as exc:
+            raise self.error(str(exc), *keys, field=field) from exc
+        self.secrets |= expanded.secrets
+        return expanded.value
+
+    def string(self, raw: dict, key: str, *, required: bool = False) -> str | None:
+        value = raw.get(key)
+        field = f"{self.name}.{key}"
+        if value is None:
+            if required:
+                raise self.error(f"'{key}' is required", field=field)
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.error("expected a non-empty string", key, field=field)
+        return self.expand(value, field, key)
+
+    def string_list(self, raw: dict, key: str) -> tuple[str, ...]:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.error("expected a list of strings", key, field=f"{self.name}.{key}")
+        return tuple(
+            self.expand(item, f"{self.name}.{key}[{i}]", key) for i, item in enumerate(value)
+        )
+
+    def string_map(self, raw: dict, key: str) -> dict[str, str]:
+        value = raw.get(key, {})
+        if not isinstance(value, dict):
+            raise self.error("expected an object of string values", key, field=f"{self.name}.{key}")
+        result: dict[str, str] = {}
+        for item_key, item in value.items():
+            field = f"{self.name}.{key}.{item_key}"
+            if not isinstance(item, str):
+                raise self.error("expected a string value", key, item_key, field=field)
+            result[item_key] = self.expand(item, field, key, item_key)
+        return result
+
+    def seconds(self, raw: dict, key: str, default: float) -> float:
+        value = raw.get(key, default)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise self.error(
+                f"expected a positive number of seconds, got {json.dumps(value)}",
+                key,
+                field=f"{self.name}.{key}",
+            )
+        return float(value)
+
+    def flag(self, raw: dict, key: str) -> bool:
+        value = raw.get(key, False)
+        if not isinstance(value, bool):
+            raise self.error(
+                f"expected true or false, got {json.dumps(value)}",
+                key,
+                field=f"{self.name}.{key}",
+            )
+        return value
+
+    def positive_int(self, raw: dict, key: str) -> int:
+        value = raw.get(key, DEFAULT_MAX_RESULT_BYTES)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.error(
+                f"expected a positive integer, got {json.dumps(value)}",
+                key,
+                field=f"{self.name}.{key}",
+            )
+        return value
