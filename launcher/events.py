@@ -49,6 +49,7 @@ class ServerState(Event):
     error: str | None = None
     tools: int = 0
     log: str | None = None
+    protocol: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -1,0 +1,241 @@
+"""AgentLoop: turns over a live, scoped tool set, with the call-time veto.
+
+Each turn offers the model a snapshot of the active set; every call is checked
+against the scope as it is *now* before it runs, so a tool that was never offered,
+or left scope mid-turn, never reaches its server.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from launcher.errors import SubagentError
+from launcher.events import (
+    AgentEnd,
+    Event,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+)
+from launcher.models.base import Message, Model, ModelRequest, ToolCall
+from launcher.tooltypes import ToolDef, ToolEntry, ToolResult
+
+WRAP_UP_PROMPT = (
+    "You have reached the turn limit. Do not call any more tools: "
+    "reply now with your final answer, summarising what you found and what is left undone."
+)
+
+
+class ToolHost(Protocol):
+    """What the loop needs from a session: the live active set, the veto, the registry."""
+
+    def active(self) -> list[ToolEntry]: ...
+
+    def allows(self, name: str) -> bool: ...
+
+    async def emit(self, event: Event) -> None: ...
+
+    @property
+    def registry(self) -> Any: ...
+
+
+def not_available(name: str) -> ToolResult:
+    """The veto's answer: the same for muted, unselected and unknown tools."""
+    return ToolResult(content=f'Tool "{name}" is not available to this sub-agent.', is_error=True)
+
+
+def system_prompt(base: str, tools: list[ToolEntry]) -> str:
+    """The agent body plus a list of the tools offered this turn, and only those."""
+    lines = [base.strip()] if base.strip() else []
+    if tools:
+        lines.append("\nTools available this turn:")
+        lines.extend(f"- {t.name}: {' '.join(t.description.split())[:200]}" for t in tools)
+    else:
+        lines.append("\nNo tools are available this turn.")
+    return "\n".join(lines)
+
+
+@dataclass
+class RunUsage:
+    """Totals for one agent run (and its resumes)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+    turns: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "tool_calls": self.tool_calls,
+            "turns": self.turns,
+            "duration_s": round(time.monotonic() - self.started, 3),
+        }
+
+
+class AgentLoop:
+    """An LLM tool-calling loop over a session's live tool set."""
+
+    def __init__(
+        self, host: ToolHost, model: Model, *, prompt: str = "", max_turns: int | None = None
+    ) -> None:
+        self.host = host
+        self.model = model
+        self.base_prompt = prompt
+        self.max_turns = max_turns
+        self.messages: list[Message] = []
+        self.usage = RunUsage()
+        self.turn = 0
+        self.status = "queued"
+        self.result = ""
+        self._steering: list[str] = []
+        self._stop_scope: anyio.CancelScope | None = None
+        self._stop_requested = False
+
+    def steer(self, message: str) -> None:
+        """Queue a user message; it is delivered at the next turn boundary."""
+        self._steering.append(message)
+
+    def stop(self) -> None:
+        """End the run as soon as possible; the status becomes `stopped`."""
+        self._stop_requested = True
+        if self._stop_scope is not None:
+            self._stop_scope.cancel()
+
+    async def run(self, prompt: str) -> AgentEnd:
+        """Run to a final answer, the turn limit, an error or a stop. Call again to resume."""
+        self.messages.append(Message(role="user", content=prompt))
+        self.status = "running"
+        turns_this_run = 0
+        error: str | None = None
+        with anyio.CancelScope() as scope:
+            self._stop_scope = scope
+            try:
+                while True:
+                    self._deliver_steering()
+                    wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
+                    if wrap_up:
+                        self.messages.append(Message(role="user", content=WRAP_UP_PROMPT))
+                    turns_this_run += 1
+                    done = await self._turn(offer_tools=not wrap_up)
+                    if wrap_up:
+                        self.status = "max_turns"
+                        break
+                    if done and not self._steering:
+                        self.status = "completed"
+                        break
+                    if self._stop_requested:
+                        break
+            except SubagentError as exc:
+                self.status, error = "error", str(exc)
+        self._stop_scope = None
+        if self._stop_requested:
+            self.status = "stopped"
+        end = AgentEnd(
+            status=self.status, result=self.result, usage=self.usage.as_dict(), error=error
+        )
+        await self.host.emit(end)
+        return end
+
+    def _deliver_steering(self) -> None:
+        while self._steering:
+            self.messages.append(Message(role="user", content=self._steering.pop(0)))
+
+    async def _turn(self, *, offer_tools: bool) -> bool:
+        """One model turn and its tool calls; True when the model gave a final answer."""
+        self.turn += 1
+        self.usage.turns += 1
+        turn = self.turn
+        offered = self.host.active() if offer_tools else []
+        await self.host.emit(TurnStart(turn=turn, tools=[t.name for t in offered]))
+
+        async def on_text(text: str) -> None:
+            await self.host.emit(TextDelta(turn=turn, text=text))
+
+        response = await self.model.complete(
+            ModelRequest(
+                system=system_prompt(self.base_prompt, offered),
+                messages=list(self.messages),
+                tools=[ToolDef(t.name, t.description, t.input_schema) for t in offered],
+                on_text=on_text,
+                resolve_tool=self.host.registry.resolve,
+            )
+        )
+        self.usage.input_tokens += response.usage.input_tokens
+        self.usage.output_tokens += response.usage.output_tokens
+        if response.text:
+            self.result = response.text
+        calls = response.tool_calls if offer_tools else []
+        self.messages.append(
+            Message(role="assistant", content=response.text, tool_calls=list(calls))
+        )
+        if calls:
+            results = await self._run_calls(turn, calls)
+            for call, result in zip(calls, results, strict=True):
+                self.messages.append(
+                    Message(
+                        role="tool",
+                        content=result.content,
+                        tool_call_id=call.id,
+                        name=call.name,
+                        is_error=result.is_error,
+                    )
+                )
+        await self.host.emit(TurnEnd(turn=turn))
+        return not calls
+
+    async def _run_calls(self, turn: int, calls: list[ToolCall]) -> list[ToolResult]:
+        results: list[ToolResult | None] = [None] * len(calls)
+
+        async def one(index: int, call: ToolCall) -> None:
+            await self.host.emit(
+                ToolCallEvent(turn=turn, id=call.id, name=call.name, arguments=call.arguments)
+            )
+            result = await self._execute(call)
+            results[index] = result
+            await self.host.emit(
+                ToolResultEvent(
+                    turn=turn,
+                    id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                    content=result.content,
+                )
+            )
+
+        self.usage.tool_calls += len(calls)
+        async with anyio.create_task_group() as tg:
+            for index, call in enumerate(calls):
+                tg.start_soon(one, index, call)
+        return [
+            r if r is not None else not_available(c.name)
+            for r, c in zip(results, calls, strict=True)
+        ]
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        """The call-time veto, then the call through the registry entry's own caller."""
+        if not self.host.allows(call.name):
+            return not_available(call.name)
+        entry = self.host.registry.get(call.name)
+        if entry is None:
+            return not_available(call.name)
+        if not isinstance(call.arguments, dict):
+            return ToolResult(
+                content=f"Arguments for {call.name} must be a JSON object.", is_error=True
+            )
+        try:
+            return await entry.call(call.arguments)
+        except (
+            Exception
+        ) as exc:  # a caller must not raise; if one does, the model still gets an answer
+            return ToolResult(
+                content=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True
+            )

@@ -1,0 +1,294 @@
+"""McpConnection: one MCP server's life, from connect to the last process gone.
+
+One owner task (`run`) enters and leaves every SDK context; other tasks only call
+`call()` and `close()`. Tools go out through `on_tools` as complete lists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from launcher.bridge.elicitation import accept_with_defaults
+from launcher.bridge.process import StdioChild, server_environment, stdio_transport
+from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
+from launcher.bridge.watchdog import Watchdog
+from launcher.config.types import ServerSpec
+from launcher.events import EventSink, ServerState
+from launcher.tooltypes import ToolDef, ToolResult
+
+MAX_PAGES = 10_000
+"""A server that keeps returning cursors past this many pages is broken, not big."""
+RELIST_TIMEOUT_S = 60.0
+"""A re-list after list_changed that takes longer than this is abandoned; the old list stays."""
+STDERR_TAIL_BYTES = 2_000
+"""How much of a failed server's stderr log goes into its failure message."""
+
+ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
+
+
+def valid_schema(schema: Any) -> bool:
+    """Whether an announced input schema is one a model API will accept."""
+    return isinstance(schema, dict) and schema.get("type", "object") == "object"
+
+
+def stderr_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
+    """The last `limit` bytes of a server's stderr log, decoded leniently."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+class McpConnection:
+    """One MCP server: connect, list every page, follow list_changed, call, shut down."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        on_tools: ToolsSink,
+        emit: EventSink,
+        log_path: Path,
+        workspace: Path,
+        watchdog: Watchdog | None = None,
+    ) -> None:
+        self.spec = spec
+        self.state = "not_started"
+        self.error: str | None = None
+        self.tool_count = 0
+        self.relists = 0
+        self.skipped_tools: list[str] = []
+        self.protocol_version: str | None = None
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self.log_path = log_path
+        self._on_tools = on_tools
+        self._emit = emit
+        self._workspace = workspace
+        self._watchdog = watchdog
+        self._client: Client | None = None
+        self._closing = anyio.Event()
+        self._wake = anyio.Event()
+        self._child = StdioChild()
+        self._lost = False
+
+    @property
+    def pid(self) -> int | None:
+        """The stdio server's pid (its process group id), once spawned."""
+        return self._child.pid
+
+    def close(self) -> None:
+        """Ask the owner task to end the connection; returns at once."""
+        self._closing.set()
+
+    def request_relist(self) -> None:
+        """Schedule a re-list; a burst of requests coalesces into one re-list at a time."""
+        self._wake.set()
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call one tool with the server's tool_timeout; every failure is an error result."""
+        client = self._client
+        if client is None or self.state != "connected":
+            why = f": {self.error}" if self.error else ""
+            return ToolResult(
+                content=f"Server '{self.spec.name}' is not connected ({self.state}){why}.",
+                is_error=True,
+            )
+        timeout = self.spec.tool_timeout
+        try:
+            result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except Exception as exc:
+            return from_exception(exc, server=self.spec.name, tool=tool, timeout=timeout)
+        return from_call_result(result, self.spec.max_result_bytes)
+
+    async def run(self) -> None:
+        """The owner task: lives until `close()`, a lost server, or cancellation."""
+        try:
+            await self._set_state("starting")
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.log_path.open("ab") as errlog:
+                try:
+                    await self._run(errlog)
+                except Exception as exc:
+                    await self._fail(describe_startup_error(exc))
+                finally:
+                    self._client = None
+                    self.ready.set()
+            if self.state != "failed":
+                await self._set_state("closed")
+        finally:
+            self.ready.set()
+            self.done.set()
+
+    async def _run(self, errlog: IO[bytes]) -> None:
+        with anyio.CancelScope() as life:
+            life.deadline = anyio.current_time() + self.spec.startup_timeout
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._open_client(errlog))
+                self.protocol_version = client.protocol_version
+                subscription = None
+                if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    # Opened before the first listing: a change in between is not replayed.
+                    subscription = await self._listen(stack, client)
+                await self._relist(client)
+                life.deadline = math.inf
+                self._client = client
+                await self._set_state("connected")
+                self.ready.set()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._refresher, client)
+                    if subscription is not None:
+                        tg.start_soon(self._listener, subscription)
+                    if self.spec.type == "stdio":
+                        tg.start_soon(self._watch_lost)
+                    await self._closing.wait()
+                    tg.cancel_scope.cancel()
+                self._client = None
+        if life.cancelled_caught and not self.ready.is_set():
+            await self._fail(
+                f"no tool list within startup_timeout ({self.spec.startup_timeout:g} s)"
+            )
+        elif self._lost:
+            code = self._child.returncode
+            await self._fail(f"server exited unexpectedly (exit status {code})")
+
+    @asynccontextmanager
+    async def _open_client(self, errlog: IO[bytes]) -> AsyncIterator[Client]:
+        spec = self.spec
+        async with AsyncExitStack() as stack:
+            if spec.type == "http":
+                from mcp.client.streamable_http import streamable_http_client
+                from mcp.shared._httpx_utils import create_mcp_http_client
+
+                http = await stack.enter_async_context(create_mcp_http_client(headers=spec.headers))
+                transport: Any = streamable_http_client(spec.url or "", http_client=http)
+            else:
+                cwd = self._workspace / spec.cwd if spec.cwd else self._workspace
+                transport = stdio_transport(
+                    spec.command or "",
+                    list(spec.args),
+                    env=server_environment(dict(spec.env)),
+                    cwd=cwd,
+                    errlog=errlog,
+                    child=self._child,
+                    on_spawn=self._watchdog.guard if self._watchdog else None,
+                    on_exit=self._watchdog.release if self._watchdog else None,
+                )
+            client = Client(
+                transport,
+                message_handler=self._on_message,
+                elicitation_callback=accept_with_defaults,
+                read_timeout_seconds=self.spec.tool_timeout,
+            )
+            yield await stack.enter_async_context(client)
+
+    async def _listen(self, stack: AsyncExitStack, client: Client) -> Any:
+        try:
+            return await stack.enter_async_context(client.listen(tools_list_changed=True))
+        except (MCPError, ListenNotSupportedError, SubscriptionLost) as exc:
+            self._note(f"listen stream unavailable, late tools will not be seen: {exc}")
+            return None
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.request_relist()
+        elif isinstance(message, Exception):
+            self._note(f"protocol error from server: {type(message).__name__}: {message}")
+
+    async def _listener(self, subscription: Any) -> None:
+        try:
+            async for event in subscription:
+                if type(event).__name__ == "ToolsListChanged":
+                    self.request_relist()
+        except (SubscriptionLost, MCPError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            self._note(f"listen stream ended: {exc}")
+
+    async def _watch_lost(self) -> None:
+        await self._child.lost.wait()
+        if not self._closing.is_set():
+            self._lost = True
+            self._closing.set()
+
+    async def _refresher(self, client: Client) -> None:
+        while True:
+            await self._wake.wait()
+            # Requests that arrive during this re-list set the fresh event: one more re-list.
+            self._wake = anyio.Event()
+            try:
+                with anyio.fail_after(RELIST_TIMEOUT_S):
+                    await self._relist(client)
+            except Exception as exc:
+                self._note(f"re-list after list_changed failed: {type(exc).__name__}: {exc}")
+
+    async def _relist(self, client: Client) -> None:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+            if cursor in seen:
+                raise RuntimeError(f"tools/list repeated cursor {cursor!r}")
+            seen.add(cursor)
+        defs: list[ToolDef] = []
+        skipped: list[str] = []
+        for tool in tools:
+            if not valid_schema(tool.input_schema):
+                skipped.append(tool.name)
+                continue
+            defs.append(ToolDef(tool.name, tool.description or "", dict(tool.input_schema)))
+        if skipped and skipped != self.skipped_tools:
+            self._note(f"skipped tools with an invalid input schema: {', '.join(skipped)}")
+        self.skipped_tools = skipped
+        self.relists += 1
+        self.tool_count = len(defs)
+        await self._on_tools(defs)
+
+    async def _fail(self, reason: str) -> None:
+        tail = stderr_tail(self.log_path)
+        message = reason
+        if tail:
+            last = tail.splitlines()[-5:]
+            message += " — stderr: " + " | ".join(line.strip() for line in last)
+        self.error = message
+        self.tool_count = 0
+        await self._on_tools([])
+        await self._set_state("failed")
+
+    async def _set_state(self, state: str) -> None:
+        self.state = state
+        await self._emit(
+            ServerState(
+                server=self.spec.name,
+                state=state,
+                error=self.error if state == "failed" else None,
+                tools=self.tool_count,
+                log=str(self.log_path),
+                protocol=self.protocol_version,
+            )
+        )
+
+    def _note(self, text: str) -> None:
+        """Diagnostics go to the server's log file, never to the terminal."""
+        try:
+            with self.log_path.open("a", encoding="utf-8") as f:
+                f.write(f"[subagent] {text}\n")
+        except OSError:
+            pass

@@ -1,0 +1,115 @@
+"""Human output, derived only from the event stream and the tools report."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from launcher.events import (
+    AgentEnd,
+    Event,
+    ServerState,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnStart,
+)
+
+
+class ProgressLine:
+    """A one-line live status of servers while they connect (terminal only, on stderr)."""
+
+    def __init__(self, out: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.states: dict[str, tuple[str, int]] = {}
+        self.shown = False
+
+    async def __call__(self, event: Event) -> None:
+        if isinstance(event, ServerState):
+            self.states[event.server] = (event.state, event.tools)
+            parts = [f"{name}: {state} ({n})" for name, (state, n) in self.states.items()]
+            self.out.write("\r\x1b[2K" + "  ".join(parts))
+            self.out.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+            self.shown = False
+
+
+def print_tools_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    """`subagent tools` for people: active tools, muted tools with reasons, server states."""
+    rows = [
+        (t["name"], t["server"] or "(built-in)", "active", _short(t["description"]))
+        for t in report["active"]
+    ]
+    rows += [(t["name"], t["server"], "muted", t["reason"]) for t in report["muted"]]
+    widths = [
+        max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("TOOL", "SERVER", "STATE"))
+    ]
+    header = ("TOOL", "SERVER", "STATE", "NOTE")
+    out.write(
+        "  ".join(h.ljust(w) for h, w in zip(header, [*widths, 0], strict=True)).rstrip() + "\n"
+    )
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)] + [row[3]]
+        out.write("  ".join(cells).rstrip() + "\n")
+    if report["servers"]:
+        out.write("\nSERVERS\n")
+        for name, st in report["servers"].items():
+            line = f"  {name}: {st['state']}, {st['tools']} tools"
+            if st["error"]:
+                line += f" — {st['error']}"
+            out.write(line + "\n")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class SpawnRenderer:
+    """`subagent spawn` for people: streamed text, a line per tool call, a usage line."""
+
+    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.err = err
+        self.mid_line = False
+
+    async def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, TurnStart):
+            self._newline()
+        elif isinstance(event, ToolCallEvent):
+            self._newline()
+            self.err.write(f"→ {event.name}\n")
+        elif isinstance(event, ToolResultEvent):
+            status = "error" if event.is_error else "ok"
+            first = event.content.strip().splitlines()[0] if event.content.strip() else ""
+            self.err.write(f"← {event.name}: {status} {_short(first, 80)}\n")
+        elif isinstance(event, AgentEnd):
+            self._newline()
+            usage = event.usage
+            self.err.write(
+                f"[{event.status}] turns={usage.get('turns', 0)} "
+                f"tool_calls={usage.get('tool_calls', 0)} "
+                f"tokens in={usage.get('input_tokens', 0)} out={usage.get('output_tokens', 0)} "
+                f"{usage.get('duration_s', 0):.1f}s\n"
+            )
+            if event.error:
+                self.err.write(f"error: {event.error}\n")
+        elif isinstance(event, ServerState) and event.state == "failed":
+            self._newline()
+            self.err.write(f"server {event.server} failed: {event.error}\n")
+        self.err.flush()
+
+    def _newline(self) -> None:
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False

@@ -1,0 +1,229 @@
+"""Session: the only place that starts MCP servers, and the place that ends them.
+
+A session registers built-in tools, starts exactly the servers its scope can use,
+all at once, waits for the ready barrier, runs a body (list tools, run an agent),
+and on the way out, however it leaves, closes every connection and process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import anyio
+
+from launcher.config.types import AgentSpec, ServerSpec
+from launcher.errors import ServerError
+from launcher.events import (
+    Event,
+    EventBus,
+    SessionEnd,
+    SessionStart,
+    ToolsChanged,
+)
+from launcher.registry import ToolRegistry
+from launcher.scope import ToolScope
+from launcher.state import new_session_id
+from launcher.tooltypes import ToolDef, ToolEntry, ToolResult
+
+if TYPE_CHECKING:
+    from launcher.bridge.connection import McpConnection
+    from launcher.bridge.watchdog import Watchdog
+
+T = TypeVar("T")
+
+CLOSE_GRACE_S = 10.0
+"""Upper bound on closing all connections; each stdio shutdown is itself bounded (~4.5 s)."""
+
+
+@dataclass
+class ServerStatus:
+    """A configured server's state as `subagent tools --json` reports it."""
+
+    state: str
+    tools: int = 0
+    error: str | None = None
+
+
+class Session:
+    """One agent's tools and servers for the length of one run."""
+
+    def __init__(
+        self,
+        agent: AgentSpec,
+        servers: Mapping[str, ServerSpec],
+        *,
+        ext: Sequence[str] = (),
+        workspace: Path,
+        state_home: Path,
+        bus: EventBus | None = None,
+        session_id: str | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.agent = agent
+        self.servers = dict(servers)
+        self.ext = tuple(ext)
+        self.workspace = workspace
+        self.id = session_id or new_session_id()
+        self.dir = state_home / "sessions" / self.id
+        self.bus = bus or EventBus()
+        self.home = home or Path.home()
+        self.scope = ToolScope(agent, self.ext)
+        self.registry = ToolRegistry(gate=self.scope.gate)
+        self.connections: dict[str, McpConnection] = {}
+        self._watchdog: Watchdog | None = None
+        self._closed = False
+
+    # ---- what the agent loop and the CLI read -------------------------------------------
+
+    def active(self) -> list[ToolEntry]:
+        """The tools in scope right now: what the model is offered at the next turn."""
+        return self.scope.active(self.registry.entries())
+
+    def muted(self) -> list[tuple[ToolEntry, str]]:
+        """Every announced server tool that is not active, with its reason."""
+        return self.scope.muted(self.registry)
+
+    def allows(self, name: str) -> bool:
+        """The call-time veto, against the live registry."""
+        return self.scope.allows(name, self.registry)
+
+    def status(self) -> dict[str, ServerStatus]:
+        """Every configured server's state; servers never started are `not_started`."""
+        out: dict[str, ServerStatus] = {}
+        for name in self.servers:
+            conn = self.connections.get(name)
+            if conn is None:
+                out[name] = ServerStatus("not_started")
+            else:
+                state = conn.state if conn.state in ("connected", "failed", "closed") else "failed"
+                out[name] = ServerStatus(state, conn.tool_count, conn.error)
+        return out
+
+    async def emit(self, event: Event) -> None:
+        await self.bus.emit(event)
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    async def run(self, body: Callable[[Session], Awaitable[T]]) -> T:
+        """Start, wait for the ready barrier, run `body`, and always close."""
+        to_start = self.scope.servers_to_start(self.servers)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        sdk_log = self._route_sdk_logging()
+        try:
+            await self.emit(
+                SessionStart(
+                    agent=self.agent.name,
+                    session_id=self.id,
+                    servers=list(to_start),
+                    log_dir=str(self.dir),
+                )
+            )
+            self._register_local_tools()
+            async with anyio.create_task_group() as tg:
+                try:
+                    if to_start:
+                        self._start_servers(tg, to_start)
+                        await self.ready()
+                    self._check_required()
+                    return await body(self)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self.close()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self._watchdog is not None:
+                    await anyio.to_thread.run_sync(self._watchdog.close)
+                logging.getLogger("mcp").removeHandler(sdk_log)
+                sdk_log.close()
+                await self.emit(SessionEnd())
+
+    async def ready(self) -> None:
+        """The ready barrier: every started server listed its tools once, or failed."""
+        for conn in self.connections.values():
+            await conn.ready.wait()
+
+    async def close(self) -> None:
+        """Idempotent: ask every connection to end and wait (bounded) for them."""
+        if self._closed:
+            return
+        self._closed = True
+        for conn in self.connections.values():
+            conn.close()
+        with anyio.move_on_after(CLOSE_GRACE_S):
+            for conn in self.connections.values():
+                await conn.done.wait()
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _register_local_tools(self) -> None:
+        from launcher.tools import builtin_entries, memory_entries
+
+        names = [n for n in self.scope.builtin_names() if not n.startswith("memory_")]
+        entries = builtin_entries(self.workspace, names)
+        if self.agent.memory is not None:
+            entries += memory_entries(self.agent.name, self.agent.memory, self.workspace, self.home)
+        self.registry.add_local(entries)
+
+    def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
+        from launcher.bridge.connection import McpConnection
+        from launcher.bridge.watchdog import Watchdog
+
+        if any(self.servers[n].type == "stdio" for n in names):
+            self._watchdog = Watchdog()
+        for name in names:
+            spec = self.servers[name]
+            conn = McpConnection(
+                spec,
+                on_tools=self._tools_sink(name),
+                emit=self.emit,
+                log_path=self.dir / "servers" / f"{name}.log",
+                workspace=self.workspace,
+                watchdog=self._watchdog,
+            )
+            self.connections[name] = conn
+            tg.start_soon(conn.run, name=f"mcp:{name}")
+
+    def _tools_sink(self, server: str) -> Callable[[list[ToolDef]], Awaitable[None]]:
+        async def sink(defs: list[ToolDef]) -> None:
+            conn = self.connections[server]
+            if defs:
+                change = self.registry.set_server_tools(server, defs, self._caller_factory(conn))
+            else:
+                change = self.registry.remove_server(server)
+            if change.added or change.removed or change.changed:
+                await self.emit(
+                    ToolsChanged(
+                        source=server, added=list(change.added), removed=list(change.removed)
+                    )
+                )
+
+        return sink
+
+    @staticmethod
+    def _caller_factory(
+        conn: McpConnection,
+    ) -> Callable[[str], Callable[..., Awaitable[ToolResult]]]:
+        def make(tool: str) -> Callable[..., Awaitable[ToolResult]]:
+            async def call(arguments: dict) -> ToolResult:
+                return await conn.call(tool, arguments)
+
+            return call
+
+        return make
+
+    def _check_required(self) -> None:
+        for name, conn in self.connections.items():
+            if conn.spec.required and conn.state != "connected":
+                raise ServerError(name, f"required server failed: {conn.error or conn.state}")
+
+    def _route_sdk_logging(self) -> logging.Handler:
+        """The SDK logs protocol noise (junk lines, tracebacks): keep it in the session log."""
+        handler = logging.FileHandler(self.dir / "sdk.log", delay=True)
+        logger = logging.getLogger("mcp")
+        logger.addHandler(handler)
+        logger.propagate = False
+        return handler
