@@ -1,0 +1,77 @@
+"""Choose a model spec (`PROVIDER:MODEL`) and build the model it names."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from launcher.errors import UsageError
+from launcher.models import anthropic, openai
+from launcher.models.anthropic import AnthropicModel
+from launcher.models.base import Model
+from launcher.models.openai import OpenAIModel
+from launcher.models.retry import DEFAULT_TIMEOUT
+from launcher.models.scripted import ScriptedModel
+
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "scripted")
+MODEL_ENV = "SUBAGENT_MODEL"
+EXAMPLES = "openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, scripted:PATH"
+
+
+def resolve_model_spec(cli: str | None, agent: str | None, env: Mapping[str, str]) -> str:
+    """The spec to use: `--model`, else the agent's `model:`, else $SUBAGENT_MODEL."""
+    for candidate in (cli, agent, env.get(MODEL_ENV)):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    raise UsageError(
+        f"no model chosen: pass --model PROVIDER:MODEL, set `model:` in the agent file, "
+        f"or set {MODEL_ENV} (e.g. {EXAMPLES})"
+    )
+
+
+def create_model(
+    spec: str,
+    *,
+    http: httpx.AsyncClient | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+    workspace: Path | None = None,
+) -> Model:
+    """Build the model `spec` names; a created HTTP client is closed by the model's `aclose()`."""
+    provider, sep, name = spec.partition(":")
+    if provider not in PROVIDERS:
+        raise UsageError(
+            f"unknown model provider '{provider}' in '{spec}': "
+            f"expected one of {', '.join(PROVIDERS)} (e.g. {EXAMPLES})",
+            field="model",
+        )
+    if not sep or not name:
+        raise UsageError(f"model '{spec}' names no model: use {provider}:NAME", field="model")
+    if provider == "scripted":
+        path = Path(name).expanduser()
+        if not path.is_absolute():
+            path = (workspace or Path.cwd()) / path
+        return ScriptedModel.from_file(path, spec=spec)
+    env = os.environ if env is None else env
+    owns_http = http is None
+    # A client that is never used opens no sockets, so a constructor raising on a
+    # missing key leaves nothing to close.
+    client = http or httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+    if provider == "openai":
+        return OpenAIModel(
+            name,
+            http=client,
+            api_key=env.get(openai.API_KEY_ENV),
+            base_url=base_url or env.get(openai.BASE_URL_ENV) or openai.DEFAULT_BASE_URL,
+            owns_http=owns_http,
+        )
+    return AnthropicModel(
+        name,
+        http=client,
+        api_key=env.get(anthropic.API_KEY_ENV),
+        base_url=base_url or env.get(anthropic.BASE_URL_ENV) or anthropic.DEFAULT_BASE_URL,
+        owns_http=owns_http,
+    )

@@ -1,0 +1,190 @@
+"""`openai:MODEL`: the Chat Completions API, streamed (OpenAI, Ollama, llama.cpp, vLLM...)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from launcher.errors import ModelError
+from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
+from launcher.models.credentials import require_key
+from launcher.models.retry import RetryPolicy, post_stream
+from launcher.models.sse import iter_sse
+from launcher.tooltypes import ToolDef
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+PROVIDER = "openai"
+
+
+def tools_to_wire(tools: list[ToolDef]) -> list[dict[str, Any]]:
+    """Our tool definitions as Chat Completions `function` tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            },
+        }
+        for tool in tools
+    ]
+
+
+def messages_to_wire(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """Our conversation as Chat Completions messages, system prompt first."""
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "tool":
+            wire.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.tool_call_id,
+                    "content": message.content,
+                }
+            )
+        elif message.role == "assistant" and message.tool_calls:
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": json.dumps(call.arguments),
+                            },
+                        }
+                        for call in message.tool_calls
+                    ],
+                }
+            )
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class OpenAIModel:
+    """A Chat Completions model reached over an injected `httpx.AsyncClient`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        http: httpx.AsyncClient,
+        api_key: str | None,
+        base_url: str = DEFAULT_BASE_URL,
+        retry: RetryPolicy | None = None,
+        owns_http: bool = False,
+    ) -> None:
+        self.spec = f"{PROVIDER}:{model}"
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = require_key(PROVIDER, api_key, API_KEY_ENV, self.base_url)
+        self._http = http
+        self._owns_http = owns_http
+        self._retry = retry or RetryPolicy()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model created it."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Stream one turn; text deltas go to `request.on_text` as they arrive."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages_to_wire(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = tools_to_wire(request.tools)
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+
+        async def handle(response: httpx.Response) -> ModelResponse:
+            return await _read_stream(response, request)
+
+        return await post_stream(
+            self._http,
+            PROVIDER,
+            f"{self.base_url}/chat/completions",
+            headers=headers,
+            body=body,
+            handle=handle,
+            policy=self._retry,
+        )
+
+
+async def _read_stream(response: httpx.Response, request: ModelRequest) -> ModelResponse:
+    text: list[str] = []
+    calls: dict[int, _PartialCall] = {}
+    usage = Usage()
+    async for event in iter_sse(response.aiter_lines()):
+        if event.data.strip() == "[DONE]":
+            break
+        chunk = _decode(event.data)
+        if isinstance(chunk.get("error"), dict):
+            message = chunk["error"].get("message", event.data)
+            raise ModelError(f"{PROVIDER}: error in stream: {message}")
+        if isinstance(chunk.get("usage"), dict):
+            usage = Usage(
+                input_tokens=int(chunk["usage"].get("prompt_tokens") or 0),
+                output_tokens=int(chunk["usage"].get("completion_tokens") or 0),
+            )
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                text.append(content)
+                if request.on_text is not None:
+                    await request.on_text(content)
+            for part in delta.get("tool_calls") or []:
+                # Later fragments of a call carry only its index; some servers omit it
+                # when they send each call whole, so fall back to the call count.
+                partial = calls.setdefault(part.get("index", len(calls)), _PartialCall())
+                function = part.get("function") or {}
+                partial.id = part.get("id") or partial.id
+                partial.name += function.get("name") or ""
+                partial.arguments.append(function.get("arguments") or "")
+    tool_calls = [_finish(index, calls[index]) for index in sorted(calls)]
+    return ModelResponse(text="".join(text), tool_calls=tool_calls, usage=usage)
+
+
+def _finish(index: int, partial: _PartialCall) -> ToolCall:
+    raw = "".join(partial.arguments).strip()
+    try:
+        arguments = json.loads(raw) if raw else {}
+    except ValueError as exc:
+        raise ModelError(
+            f"{PROVIDER}: tool call '{partial.name}' has arguments that are not JSON: {raw[:200]}"
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ModelError(f"{PROVIDER}: tool call '{partial.name}' arguments are not an object")
+    return ToolCall(id=partial.id or f"call_{index}", name=partial.name, arguments=arguments)
+
+
+def _decode(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise ModelError(f"{PROVIDER}: malformed stream chunk: {data[:200]}") from exc
+    if not isinstance(chunk, dict):
+        raise ModelError(f"{PROVIDER}: malformed stream chunk: {data[:200]}")
+    return chunk

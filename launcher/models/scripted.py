@@ -1,0 +1,196 @@
+"""`scripted:PATH`: a model that replays a YAML script, one step per turn, without network.
+
+steps:
+  - call: [{tool: EXPOSED_NAME, args: {...}}, {tool_from: SERVER/TOOL, args: {...}}]
+  - sleep: 2.0          # think before answering this turn
+    say: "text"         # a step with `say` and no `call` is the final answer
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+from launcher.errors import ConfigError
+from launcher.models.base import ModelRequest, ModelResponse, ToolCall
+from launcher.naming import plain_name
+
+STEP_FIELDS = ("call", "sleep", "say")
+CALL_FIELDS = ("tool", "tool_from", "args")
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One scripted tool call: an exposed name, or a (server, tool) pair to resolve."""
+
+    tool: str | None
+    server: str | None
+    server_tool: str | None
+    args: dict[str, Any]
+    line: int
+
+
+@dataclass(frozen=True)
+class ScriptedStep:
+    """One turn of the script: optional think time, text and tool calls."""
+
+    line: int
+    sleep: float = 0.0
+    say: str | None = None
+    calls: tuple[ScriptedCall, ...] = ()
+
+
+class ScriptedModel:
+    """Replays a script; records the tool names it was offered each turn in `offered`."""
+
+    def __init__(self, steps: list[ScriptedStep], *, spec: str = "scripted:") -> None:
+        self.spec = spec
+        self.steps = steps
+        self.turns = 0
+        self.offered: list[list[str]] = []
+        self._last_text = ""
+
+    @classmethod
+    def from_file(cls, path: Path, *, spec: str | None = None) -> ScriptedModel:
+        """Load and check the script at `path`; bad scripts raise ConfigError."""
+        return cls(load_script(path), spec=spec or f"scripted:{path}")
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer with the next step; past the last step, end with the last text said."""
+        turn = self.turns
+        self.turns += 1
+        self.offered.append([tool.name for tool in request.tools])
+        if turn >= len(self.steps):
+            return ModelResponse(text=self._last_text)
+        step = self.steps[turn]
+        if step.sleep > 0:
+            await anyio.sleep(step.sleep)
+        if step.say is not None:
+            self._last_text = step.say
+            if step.say and request.on_text is not None:
+                await request.on_text(step.say)
+        calls = [
+            ToolCall(
+                id=f"call_{turn + 1}_{index + 1}",
+                name=_resolve(call, request),
+                arguments=copy.deepcopy(call.args),
+            )
+            for index, call in enumerate(step.calls)
+        ]
+        # A step without calls ends the run, with its own text or the last one said.
+        text = step.say if step.say is not None else ("" if calls else self._last_text)
+        return ModelResponse(text=text, tool_calls=calls)
+
+
+def _resolve(call: ScriptedCall, request: ModelRequest) -> str:
+    if call.tool is not None:
+        return call.tool
+    assert call.server is not None and call.server_tool is not None
+    if request.resolve_tool is not None:
+        return request.resolve_tool(call.server, call.server_tool)
+    return plain_name(call.server, call.server_tool)
+
+
+def load_script(path: Path) -> list[ScriptedStep]:
+    """Parse a script file into steps; errors name the file, line and field."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read script: {exc.strerror or exc}", path=path) from exc
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"invalid YAML: {problem}", path=path, line=line) from exc
+    return _Parser(path).steps(root)
+
+
+class _Parser:
+    """Checks a composed YAML tree node by node, so errors carry line numbers."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._loader = yaml.SafeLoader("")
+
+    def error(self, node: yaml.Node, name: str | None, message: str) -> ConfigError:
+        return ConfigError(message, path=self.path, line=node.start_mark.line + 1, field=name)
+
+    def value(self, node: yaml.Node) -> Any:
+        return self._loader.construct_object(node, deep=True)
+
+    def mapping(
+        self, node: yaml.Node, name: str | None, allowed: tuple[str, ...]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, name, "expected a mapping")
+        found: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = self.value(key_node)
+            if key not in allowed:
+                raise self.error(
+                    key_node, str(key), f"unknown field; expected one of {', '.join(allowed)}"
+                )
+            found[key] = (key_node, value_node)
+        return found
+
+    def steps(self, root: yaml.Node | None) -> list[ScriptedStep]:
+        if root is None:
+            raise ConfigError("empty script; expected a `steps:` list", path=self.path)
+        top = self.mapping(root, None, ("steps",))
+        if "steps" not in top:
+            raise self.error(root, "steps", "missing; expected a `steps:` list")
+        node = top["steps"][1]
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, "steps", "expected a list of steps")
+        return [self.step(item) for item in node.value]
+
+    def step(self, node: yaml.Node) -> ScriptedStep:
+        fields = self.mapping(node, "steps", STEP_FIELDS)
+        sleep = 0.0
+        if "sleep" in fields:
+            raw = self.value(fields["sleep"][1])
+            if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
+                raise self.error(fields["sleep"][1], "sleep", "expected seconds (a number >= 0)")
+            sleep = float(raw)
+        say = None
+        if "say" in fields:
+            raw = self.value(fields["say"][1])
+            if raw is None or isinstance(raw, dict | list):
+                raise self.error(fields["say"][1], "say", "expected text")
+            say = str(raw)
+        calls: tuple[ScriptedCall, ...] = ()
+        if "call" in fields:
+            calls_node = fields["call"][1]
+            if not isinstance(calls_node, yaml.SequenceNode):
+                raise self.error(calls_node, "call", "expected a list of {tool|tool_from, args}")
+            calls = tuple(self.call(item) for item in calls_node.value)
+        return ScriptedStep(line=node.start_mark.line + 1, sleep=sleep, say=say, calls=calls)
+
+    def call(self, node: yaml.Node) -> ScriptedCall:
+        fields = self.mapping(node, "call", CALL_FIELDS)
+        line = node.start_mark.line + 1
+        if ("tool" in fields) == ("tool_from" in fields):
+            raise self.error(node, "call", "each call needs exactly one of `tool` or `tool_from`")
+        args: dict[str, Any] = {}
+        if "args" in fields:
+            raw_args = self.value(fields["args"][1])
+            if raw_args is not None and not isinstance(raw_args, dict):
+                raise self.error(fields["args"][1], "args", "expected a mapping of arguments")
+            args = raw_args or {}
+        if "tool" in fields:
+            tool = self.value(fields["tool"][1])
+            if not isinstance(tool, str) or not tool:
+                raise self.error(fields["tool"][1], "tool", "expected an exposed tool name")
+            return ScriptedCall(tool=tool, server=None, server_tool=None, args=args, line=line)
+        raw = self.value(fields["tool_from"][1])
+        server, _, tool = raw.partition("/") if isinstance(raw, str) else ("", "", "")
+        if not server or not tool:
+            raise self.error(fields["tool_from"][1], "tool_from", "expected SERVER/TOOL")
+        return ScriptedCall(tool=None, server=server, server_tool=tool, args=args, line=line)
