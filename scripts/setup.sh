@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Idempotent set-up on a fresh machine: a project venv with subagent and its test tools.
+# `--interop` also installs the real reference MCP servers and the conformance suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+if [ "${1:-}" = "--interop" ] && [ -f .ci/install-interop.sh ]; then
+  PATH="$PWD/.venv/bin:$PATH" bash .ci/install-interop.sh
+fi
