@@ -1,0 +1,48 @@
+"""Flags and start-up chores shared by every stub server.
+
+Stdlib only, so it runs before the SDK is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the flags every stub understands (`--call-log`, `--marker`, `--pidfile`, `--pages`)."""
+    parser.add_argument("--call-log", type=Path, help="append one JSON line per tools/call")
+    parser.add_argument("--marker", type=Path, help="touch this file at process start")
+    parser.add_argument("--pidfile", type=Path, help="write this process's pid here")
+    parser.add_argument("--pages", type=int, default=0, help="serve tools/list in pages of N")
+
+
+def early_start(args: argparse.Namespace) -> None:
+    """Touch the marker and write the pid file; call before importing the SDK."""
+    if args.marker is not None:
+        args.marker.touch()
+    if args.pidfile is not None:
+        args.pidfile.write_text(f"{os.getpid()}\n")
+
+
+class CallLog:
+    """Appends one JSON line per tools/call, so tests can prove which calls reached the server."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+
+    def record(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Append `{"tool", "arguments", "ts"}`; a no-op when no log was asked for."""
+        if self._path is None:
+            return
+        line = json.dumps({"tool": tool, "arguments": arguments, "ts": time.time()}) + "\n"
+        # One write on an O_APPEND descriptor keeps lines whole even for concurrent calls.
+        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)

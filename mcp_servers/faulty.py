@@ -1,0 +1,159 @@
+"""Stub server that misbehaves on request: `python -m mcp_servers.faulty --crash-on-call`.
+
+Always has an `ok` tool; each flag adds one failure mode (they combine):
+crash at start, exit mid-call, hang, ignore SIGTERM and stdin EOF, leave a grandchild,
+junk on stdout, a huge result, an invalid input schema, JSON-RPC or is_error failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_servers._common import CallLog, add_common_flags, early_start
+from mcp_servers._table import ToolOutput, ToolRpcError, ToolSpec, ToolTable
+
+if TYPE_CHECKING:
+    from mcp_servers._stub import StubServer
+
+CRASH_AT_START_STATUS = 3
+CRASH_ON_CALL_STATUS = 4
+JUNK_LINE = "this line is not JSON-RPC (faulty --junk-stdout)"
+EOF_IGNORED_LINE = "faulty: stdin closed; ignoring EOF until SIGKILL"
+FAIL_CODE = -32000
+# Passes the SDK's wire model (top-level type is "object") but is no valid JSON Schema.
+NESTED_INVALID_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"value": {"type": 42}}}
+# Fails the SDK's wire model itself: an SDK client rejects the whole tools/list result.
+WIRE_INVALID_SCHEMA: dict[str, Any] = {"type": 42}
+_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
+
+# Held so the grandchild's Popen is not collected (and warned about) while we run.
+_grandchild: subprocess.Popen[bytes] | None = None
+
+
+def _log(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+async def _ok(arguments: dict[str, Any]) -> ToolOutput:
+    return ToolOutput("ok")
+
+
+async def _crash(arguments: dict[str, Any]) -> ToolOutput:
+    _log("faulty: crashing mid-call")
+    os._exit(CRASH_ON_CALL_STATUS)
+
+
+async def _hang(arguments: dict[str, Any]) -> ToolOutput:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+async def _fail(arguments: dict[str, Any]) -> ToolOutput:
+    raise ToolRpcError(FAIL_CODE, "fail: this tool always answers with a JSON-RPC error")
+
+
+async def _fail_result(arguments: dict[str, Any]) -> ToolOutput:
+    return ToolOutput("fail_result: this tool always reports an error", is_error=True)
+
+
+def _huge(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
+    async def huge(arguments: dict[str, Any]) -> ToolOutput:
+        return ToolOutput("x" * size)
+
+    return huge
+
+
+def build_table(args: argparse.Namespace) -> ToolTable:
+    """The `ok` tool plus one tool per failure mode asked for."""
+    table = ToolTable([ToolSpec("ok", "Answer 'ok'.", _ok, _NO_ARGS)])
+    if args.crash_on_call:
+        table.add(ToolSpec("crash", "Exit the server process mid-call.", _crash, _NO_ARGS))
+    if args.hang_on_call:
+        table.add(ToolSpec("hang", "Never return.", _hang, _NO_ARGS))
+    if args.huge_result is not None:
+        desc = f"Return {args.huge_result} bytes of text."
+        table.add(ToolSpec("huge", desc, _huge(args.huge_result), _NO_ARGS))
+    if args.invalid_schema == "nested":
+        desc = "Announced with an invalid inputSchema."
+        table.add(ToolSpec("bad_schema", desc, _ok, NESTED_INVALID_SCHEMA))
+    elif args.invalid_schema == "type":
+        desc = "Announced with inputSchema {'type': 42}."
+        table.add(ToolSpec("bad_schema", desc, _ok, _NO_ARGS, WIRE_INVALID_SCHEMA))
+    if args.error_call:
+        table.add(ToolSpec("fail", "Answer with a JSON-RPC error.", _fail, _NO_ARGS))
+        table.add(ToolSpec("fail_result", "Answer with is_error true.", _fail_result, _NO_ARGS))
+    return table
+
+
+def _spawn_grandchild(pidfile: str) -> None:
+    global _grandchild
+    # Same process group as us (no new session), detached from the protocol pipes.
+    _grandchild = subprocess.Popen(
+        ["sleep", "300"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    with open(pidfile, "w") as f:
+        f.write(f"{_grandchild.pid}\n")
+
+
+async def _write_junk(server: StubServer) -> None:
+    await server.wait_initialized()
+    await server.write_raw_line(JUNK_LINE)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse flags, misbehave as asked, and serve over stdio."""
+    parser = argparse.ArgumentParser(prog="python -m mcp_servers.faulty", description=__doc__)
+    add_common_flags(parser)
+    flag = parser.add_argument
+    flag("--crash-at-start", action="store_true", help="exit 3 before speaking MCP")
+    flag("--crash-on-call", action="store_true", help="tool `crash` exits mid-call")
+    flag("--hang-on-call", action="store_true", help="tool `hang` never returns")
+    flag("--ignore-sigterm", action="store_true", help="ignore SIGTERM and stdin EOF")
+    flag("--grandchild", metavar="PIDFILE", help="spawn `sleep 300`, write its pid here")
+    flag("--junk-stdout", action="store_true", help="write a non-JSON line after init")
+    flag("--huge-result", type=int, metavar="BYTES", help="tool `huge` returns BYTES of text")
+    flag(
+        "--invalid-schema",
+        nargs="?",
+        const="nested",
+        choices=["nested", "type"],
+        help="tool `bad_schema` has a bad schema: nested (default) or type (`{type: 42}`)",
+    )
+    flag("--error-call", action="store_true", help="tools `fail` and `fail_result`")
+    args = parser.parse_args(argv)
+    early_start(args)
+    if args.crash_at_start:
+        _log("faulty: crashing at start as asked (--crash-at-start)")
+        sys.exit(CRASH_AT_START_STATUS)
+    if args.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if args.grandchild:
+        _spawn_grandchild(args.grandchild)
+
+    from mcp_servers import _stub  # the SDK import costs ~1.5 s; the marker is already there
+
+    server = _stub.StubServer(
+        "faulty", build_table(args), call_log=CallLog(args.call_log), page_size=args.pages
+    )
+    _stub.run(server, _write_junk if args.junk_stdout else None)
+    if args.ignore_sigterm:
+        _log(EOF_IGNORED_LINE)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
