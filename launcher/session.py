@@ -113,6 +113,7 @@ class Session:
         to_start = self.scope.servers_to_start(self.servers)
         self.dir.mkdir(parents=True, exist_ok=True)
         sdk_log = self._route_sdk_logging()
+        failure: Exception | None = None
         try:
             await self.emit(
                 SessionStart(
@@ -123,23 +124,31 @@ class Session:
                 )
             )
             self._register_local_tools()
+            outcome: list[T] = []
             async with anyio.create_task_group() as tg:
                 try:
                     if to_start:
                         self._start_servers(tg, to_start)
                         await self.ready()
                     self._check_required()
-                    return await body(self)
+                    outcome.append(await body(self))
+                except Exception as exc:
+                    # Raised after the task group: from inside, it would leave wrapped in an
+                    # ExceptionGroup and the CLI could not map it to an exit status.
+                    failure = exc
                 finally:
                     with anyio.CancelScope(shield=True):
                         await self.close()
+            if failure is not None:
+                raise failure
+            return outcome[0]
         finally:
             with anyio.CancelScope(shield=True):
                 if self._watchdog is not None:
                     await anyio.to_thread.run_sync(self._watchdog.close)
                 logging.getLogger("mcp").removeHandler(sdk_log)
                 sdk_log.close()
-                await self.emit(SessionEnd())
+                await self.emit(SessionEnd(error=str(failure) if failure else None))
 
     async def ready(self) -> None:
         """The ready barrier: every started server listed its tools once, or failed."""

@@ -6,6 +6,8 @@ One owner task (`run`) enters and leaves every SDK context; other tasks only cal
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -18,6 +20,7 @@ from mcp import Client, MCPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from launcher.bridge.coalesce import Coalescer
 from launcher.bridge.elicitation import accept_with_defaults
 from launcher.bridge.process import StdioChild, server_environment, stdio_transport
 from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
@@ -31,26 +34,58 @@ MAX_PAGES = 10_000
 RELIST_TIMEOUT_S = 60.0
 """A re-list after list_changed that takes longer than this is abandoned; the old list stays."""
 STDERR_TAIL_BYTES = 2_000
-"""How much of a failed server's stderr log goes into its failure message."""
+"""How much of a failed server's stderr log is read for its failure message."""
+STDERR_TAIL_LINES = 5
+"""How many of the server's last stderr lines a failure message quotes."""
+NOTE_MAX_CHARS = 300
+"""A diagnostic note in the server log is one line; longer ones are cut."""
+EXIT_REAP_S = 0.5
+"""After a server is lost, how long to wait for its exit status before reporting without it."""
+NOTE_PREFIX = "[subagent] "
 
 ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
 
 
 def valid_schema(schema: Any) -> bool:
-    """Whether an announced input schema is one a model API will accept."""
-    return isinstance(schema, dict) and schema.get("type", "object") == "object"
+    """Whether an announced input schema is one a model API will accept.
+
+    An object schema that is itself valid JSON Schema: model APIs reject a whole
+    request over one bad tool, so a bad one must never be offered.
+    """
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return False
+    try:
+        return _schema_ok(json.dumps(schema, sort_keys=True))
+    except (TypeError, ValueError):
+        return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_ok(schema_json: str) -> bool:
+    # Cached by text: servers re-announce the same schemas on every re-list.
+    import jsonschema  # a dependency of the mcp SDK; imported only when tools arrive
+
+    schema = json.loads(schema_json)
+    try:
+        validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+        validator.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return True
 
 
 def stderr_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a server's stderr log, decoded leniently."""
+    """The last `limit` bytes of a server's stderr log, without the launcher's own notes."""
     try:
         with path.open("rb") as f:
             f.seek(0, 2)
             size = f.tell()
             f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", "replace").strip()
+            text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""
+    lines = [line for line in text.splitlines() if not line.startswith(NOTE_PREFIX)]
+    return "\n".join(lines).strip()
 
 
 class McpConnection:
@@ -70,7 +105,7 @@ class McpConnection:
         self.state = "not_started"
         self.error: str | None = None
         self.tool_count = 0
-        self.relists = 0
+        self.listings = 0
         self.skipped_tools: list[str] = []
         self.protocol_version: str | None = None
         self.ready = anyio.Event()
@@ -82,9 +117,8 @@ class McpConnection:
         self._watchdog = watchdog
         self._client: Client | None = None
         self._closing = anyio.Event()
-        self._wake = anyio.Event()
+        self._relister = Coalescer()
         self._child = StdioChild()
-        self._lost = False
 
     @property
     def pid(self) -> int | None:
@@ -97,23 +131,37 @@ class McpConnection:
 
     def request_relist(self) -> None:
         """Schedule a re-list; a burst of requests coalesces into one re-list at a time."""
-        self._wake.set()
+        self._relister.request()
+
+    @property
+    def lost(self) -> bool:
+        """Whether the server went away (process exited or stdout closed) on its own."""
+        return self._child.lost.is_set() and not self._closing.is_set()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call one tool with the server's tool_timeout; every failure is an error result."""
         client = self._client
-        if client is None or self.state != "connected":
-            why = f": {self.error}" if self.error else ""
-            return ToolResult(
-                content=f"Server '{self.spec.name}' is not connected ({self.state}){why}.",
-                is_error=True,
-            )
+        if client is None or self.state != "connected" or self.lost:
+            return ToolResult(content=self._unavailable(), is_error=True)
         timeout = self.spec.tool_timeout
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
-            return from_exception(exc, server=self.spec.name, tool=tool, timeout=timeout)
+            return from_exception(
+                exc,
+                server=self.spec.name,
+                tool=tool,
+                timeout=timeout,
+                connection_lost=self._child.lost.is_set(),
+            )
         return from_call_result(result, self.spec.max_result_bytes)
+
+    def _unavailable(self) -> str:
+        if self.state == "failed" and self.error:
+            return f"Server '{self.spec.name}' is not available: {self.error}"
+        if self.lost or self.state == "connected":
+            return f"Server '{self.spec.name}' is not available: it exited unexpectedly."
+        return f"Server '{self.spec.name}' is not available ({self.state})."
 
     async def run(self) -> None:
         """The owner task: lives until `close()`, a lost server, or cancellation."""
@@ -124,7 +172,8 @@ class McpConnection:
                 try:
                     await self._run(errlog)
                 except Exception as exc:
-                    await self._fail(describe_startup_error(exc))
+                    if self.state != "failed":
+                        await self._fail(self._with_exit_status(describe_startup_error(exc)))
                 finally:
                     self._client = None
                     self.ready.set()
@@ -150,7 +199,7 @@ class McpConnection:
                 await self._set_state("connected")
                 self.ready.set()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._refresher, client)
+                    tg.start_soon(self._relister.serve, functools.partial(self._refresh, client))
                     if subscription is not None:
                         tg.start_soon(self._listener, subscription)
                     if self.spec.type == "stdio":
@@ -162,9 +211,6 @@ class McpConnection:
             await self._fail(
                 f"no tool list within startup_timeout ({self.spec.startup_timeout:g} s)"
             )
-        elif self._lost:
-            code = self._child.returncode
-            await self._fail(f"server exited unexpectedly (exit status {code})")
 
     @asynccontextmanager
     async def _open_client(self, errlog: IO[bytes]) -> AsyncIterator[Client]:
@@ -219,20 +265,23 @@ class McpConnection:
 
     async def _watch_lost(self) -> None:
         await self._child.lost.wait()
-        if not self._closing.is_set():
-            self._lost = True
-            self._closing.set()
+        if self._closing.is_set():
+            return
+        # Report at once, before the (bounded, shielded) shutdown: calls fail fast and
+        # the server's tools leave the registry now, not seconds later. Shielded: a
+        # session closing in the same instant must not turn a crash into "closed".
+        with anyio.CancelScope(shield=True):
+            code = await self._child.wait_exit(EXIT_REAP_S)
+            status = f"exit status {code}" if code is not None else "stdout closed"
+            await self._fail(f"server exited unexpectedly ({status})")
+        self._closing.set()
 
-    async def _refresher(self, client: Client) -> None:
-        while True:
-            await self._wake.wait()
-            # Requests that arrive during this re-list set the fresh event: one more re-list.
-            self._wake = anyio.Event()
-            try:
-                with anyio.fail_after(RELIST_TIMEOUT_S):
-                    await self._relist(client)
-            except Exception as exc:
-                self._note(f"re-list after list_changed failed: {type(exc).__name__}: {exc}")
+    async def _refresh(self, client: Client) -> None:
+        try:
+            with anyio.fail_after(RELIST_TIMEOUT_S):
+                await self._relist(client)
+        except Exception as exc:
+            self._note(f"re-list after list_changed failed: {type(exc).__name__}: {exc}")
 
     async def _relist(self, client: Client) -> None:
         tools: list[types.Tool] = []
@@ -257,17 +306,26 @@ class McpConnection:
         if skipped and skipped != self.skipped_tools:
             self._note(f"skipped tools with an invalid input schema: {', '.join(skipped)}")
         self.skipped_tools = skipped
-        self.relists += 1
+        self.listings += 1
+        if self.state == "failed":
+            return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
         await self._on_tools(defs)
 
+    def _with_exit_status(self, reason: str) -> str:
+        code = self._child.returncode
+        return f"{reason} (exit status {code})" if code is not None else reason
+
     async def _fail(self, reason: str) -> None:
-        tail = stderr_tail(self.log_path)
         message = reason
+        tail = stderr_tail(self.log_path)
         if tail:
-            last = tail.splitlines()[-5:]
-            message += " — stderr: " + " | ".join(line.strip() for line in last)
+            last = [line.strip() for line in tail.splitlines()[-STDERR_TAIL_LINES:]]
+            message += " — stderr: " + " | ".join(line for line in last if line)
+        if self.spec.type == "stdio":
+            message += f" (log: {self.log_path})"
         self.error = message
+        self.state = "failed"
         self.tool_count = 0
         await self._on_tools([])
         await self._set_state("failed")
@@ -287,8 +345,11 @@ class McpConnection:
 
     def _note(self, text: str) -> None:
         """Diagnostics go to the server's log file, never to the terminal."""
+        line = " ".join(text.split())
+        if len(line) > NOTE_MAX_CHARS:
+            line = line[: NOTE_MAX_CHARS - 1] + "…"
         try:
             with self.log_path.open("a", encoding="utf-8") as f:
-                f.write(f"[subagent] {text}\n")
+                f.write(f"{NOTE_PREFIX}{line}\n")
         except OSError:
             pass

@@ -33,6 +33,10 @@ POLL_S = 0.02
 """Interval for polling process and group liveness; waits are short and bounded."""
 WRITER_FLUSH_S = 0.5
 """Time for already-accepted outgoing messages to be written before stdin closes."""
+EXIT_POLL_S = 0.2
+"""How often a live server's leader is checked for exit (a grandchild may hold stdout open)."""
+EXIT_EOF_GRACE_S = 0.5
+"""After the leader exits, time for stdout to drain to EOF before the server counts as lost."""
 
 BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """The minimal environment every server gets on top of what its spec declares."""
@@ -101,11 +105,24 @@ async def stop_process_group(process: Process) -> None:
 
 @dataclass
 class StdioChild:
-    """What the transport knows about its server process; `lost` is set at stdout EOF."""
+    """What the transport knows about its server process.
+
+    `lost` is set at stdout EOF or when the leader exits, before the SDK sees the stream end.
+    """
 
     pid: int | None = None
     lost: anyio.Event = field(default_factory=anyio.Event)
-    returncode: int | None = None
+    process: Process | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        """The leader's exit status once it has exited (negative: killed by that signal)."""
+        return self.process.returncode if self.process is not None else None
+
+    async def wait_exit(self, limit_s: float) -> int | None:
+        """The exit status, waiting at most `limit_s` for the leader to be reaped."""
+        await _wait_until(lambda: self.returncode is not None, limit_s)
+        return self.returncode
 
 
 def _parse_line(line: str) -> SessionMessage | Exception:
@@ -137,6 +154,7 @@ async def stdio_transport(
         start_new_session=True,
     )
     child.pid = process.pid
+    child.process = process
     if on_spawn is not None:
         on_spawn(process.pid)
     read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -146,18 +164,28 @@ async def stdio_transport(
     async def reader() -> None:
         assert process.stdout is not None
         buffer = b""
-        try:
-            async with read_in:
+        with read_in:
+            try:
                 async for chunk in process.stdout:
                     buffer += chunk
                     *lines, buffer = buffer.split(b"\n")
                     for raw in lines:
                         if raw.strip():
                             await read_in.send(_parse_line(raw.decode("utf-8", "replace")))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            pass
-        finally:
-            child.lost.set()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                pass
+            finally:
+                # Set before read_in closes: whoever then sees "connection closed" knows why.
+                child.lost.set()
+
+    async def watch_exit() -> None:
+        # A grandchild that inherited stdout keeps the pipe open after the leader dies.
+        while process.returncode is None:  # noqa: ASYNC110
+            await anyio.sleep(EXIT_POLL_S)
+        # Normally stdout reaches EOF at once; let the reader deliver what is still buffered.
+        with anyio.move_on_after(EXIT_EOF_GRACE_S):
+            await child.lost.wait()
+        child.lost.set()
 
     async def writer() -> None:
         assert process.stdin is not None
@@ -167,13 +195,16 @@ async def stdio_transport(
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await read_in.aclose()
+            # The server's stdin broke: it is gone, whatever its stdout still says.
+            child.lost.set()
+            read_in.close()
         finally:
             writer_done.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer)
+        tg.start_soon(watch_exit)
         try:
             yield read_out, write_in
         finally:
@@ -182,7 +213,6 @@ async def stdio_transport(
                 with anyio.move_on_after(WRITER_FLUSH_S):
                     await writer_done.wait()
                 await stop_process_group(process)
-                child.returncode = process.returncode
                 if on_exit is not None:
                     on_exit(process.pid)
                 read_out.close()

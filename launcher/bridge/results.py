@@ -59,15 +59,30 @@ def from_call_result(result: types.CallToolResult, limit: int) -> ToolResult:
     )
 
 
-def from_exception(exc: BaseException, *, server: str, tool: str, timeout: float) -> ToolResult:
-    """Every way a call can fail, as an error result the model can read."""
+def from_exception(
+    exc: BaseException,
+    *,
+    server: str,
+    tool: str,
+    timeout: float,
+    connection_lost: bool = False,
+) -> ToolResult:
+    """Every way a call can fail, as an error result the model can read.
+
+    `connection_lost` says whether the server went away: the SDK reports a closed
+    connection with the same code (-32000) a server may use for its own errors.
+    """
+    lost_text = f"Server '{server}' is not reachable (it crashed or closed the connection)."
     if isinstance(exc, MCPError):
         code = exc.error.code
         message = exc.error.message
         if code == REQUEST_TIMEOUT:
-            text = f"Tool '{tool}' on server '{server}' timed out after {timeout:g} s."
-        elif code == CONNECTION_CLOSED:
-            text = f"Server '{server}' is not reachable (it crashed or closed the connection)."
+            text = (
+                f"Tool '{tool}' on server '{server}' timed out after {timeout:g} s "
+                "(the request was cancelled)."
+            )
+        elif code == CONNECTION_CLOSED and connection_lost:
+            text = lost_text
         elif code == INVALID_PARAMS:
             text = f"Invalid arguments for tool '{tool}': {message}"
         elif code == METHOD_NOT_FOUND:
@@ -75,13 +90,16 @@ def from_exception(exc: BaseException, *, server: str, tool: str, timeout: float
         else:
             text = f"Server '{server}' returned an error for '{tool}' (code {code}): {message}"
     elif isinstance(exc, TimeoutError):
-        text = f"Tool '{tool}' on server '{server}' timed out after {timeout:g} s."
+        text = (
+            f"Tool '{tool}' on server '{server}' timed out after {timeout:g} s "
+            "(the request was cancelled)."
+        )
     elif isinstance(exc, ValidationError):
         text = (
             f"Server '{server}' sent an invalid result for '{tool}': {exc.error_count()} error(s)."
         )
     elif isinstance(exc, CLOSED_ERRORS):
-        text = f"Server '{server}' is not reachable (it crashed or closed the connection)."
+        text = lost_text
     else:
         text = f"Calling '{tool}' on server '{server}' failed: {type(exc).__name__}: {exc}"
     return ToolResult(content=text, is_error=True)
