@@ -177,9 +177,11 @@ class McpConnection:
                 finally:
                     self._client = None
                     self.ready.set()
-            if self.state != "failed":
-                await self._set_state("closed")
         finally:
+            # Shielded: a cancelled session (SIGINT, SIGTERM) still reports every server closed.
+            with anyio.CancelScope(shield=True):
+                if self.state not in ("failed", "closed"):
+                    await self._set_state("closed")
             self.ready.set()
             self.done.set()
 
