@@ -1,0 +1,197 @@
+"""Shared fixtures for end-to-end tests: hermetic config, state dir, the real CLI, process checks.
+
+PID 1 in the test container does not reap orphans, so a killed orphan stays a zombie:
+every liveness check here treats a zombie as gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RUN_LIMIT_S = 90.0
+"""No CLI run in these tests comes near this; it only bounds a hung run."""
+GONE_LIMIT_S = 10.0
+"""How long processes may take to disappear after the launcher ends (TERM+KILL is ~4.5 s)."""
+POLL_S = 0.05
+
+LEGACY_PROXY = Path(__file__).with_name("legacy_era_proxy.py")
+
+
+def stub(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    """An mcp.json entry running `python -m mcp_servers.NAME ARGS` with this interpreter."""
+    return {"command": sys.executable, "args": ["-m", f"mcp_servers.{name}", *args], **fields}
+
+
+def legacy_stub(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    """Like `stub`, behind a proxy that makes the server speak only the handshake era."""
+    argv = [str(LEGACY_PROXY), sys.executable, "-m", f"mcp_servers.{name}", *args]
+    return {"command": sys.executable, "args": argv, **fields}
+
+
+def write_config(root: Path, servers: dict[str, Any], agents: dict[str, str] | None = None) -> Path:
+    """A hermetic config dir: `mcp.json` plus `agents/NAME.md` files."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=1))
+    (root / "agents").mkdir(exist_ok=True)
+    for name, text in (agents or {}).items():
+        (root / "agents" / f"{name}.md").write_text(text)
+    return root
+
+
+@dataclass
+class Run:
+    """A finished CLI run."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+class Subagent:
+    """Runs the real CLI (`python -m launcher.cli`) with SUBAGENT_HOME in a temp dir."""
+
+    def __init__(self, home: Path, cwd: Path) -> None:
+        self.home = home
+        self.cwd = cwd
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
+        env["SUBAGENT_HOME"] = str(self.home)
+        env.update(extra or {})
+        return env
+
+    def argv(self, args: Iterable[str]) -> list[str]:
+        return [sys.executable, "-m", "launcher.cli", *args]
+
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_LIMIT_S
+    ) -> Run:
+        """Run to completion and capture its output."""
+        proc = subprocess.run(
+            self.argv(args),
+            capture_output=True,
+            text=True,
+            env=self.env(env),
+            cwd=self.cwd,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    def start(self, *args: str, **popen: Any) -> subprocess.Popen[str]:
+        """Start in the background, in its own process group (as a shell job would be)."""
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(
+            self.argv(args),
+            text=True,
+            env=self.env(),
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            **popen,
+        )
+
+    def sessions(self) -> list[Path]:
+        """Session directories under SUBAGENT_HOME, oldest first."""
+        root = self.home / "sessions"
+        return sorted(root.iterdir()) if root.exists() else []
+
+    def events(self, session: Path | None = None) -> list[dict[str, Any]]:
+        """The event stream a session wrote to `events.jsonl` (the only session by default)."""
+        if session is None:
+            (session,) = self.sessions()
+        path = session / "events.jsonl"
+        if not path.exists():
+            return []
+        lines = path.read_text().splitlines()
+        # The last line may be half-written while the session runs.
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                break
+        return out
+
+
+@pytest.fixture
+def subagent(tmp_path: Path) -> Subagent:
+    """The CLI with a private SUBAGENT_HOME; runs in a scratch working directory."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    return Subagent(tmp_path / "home", cwd)
+
+
+def is_alive(pid: int) -> bool:
+    """Whether `pid` is a live process; zombies count as gone (nobody here reaps orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except OSError:
+        return True
+    # The state follows the parenthesised command name, which may itself contain spaces.
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return state not in ("Z", "X")
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line or environment contains `text`.
+
+    Tests put their temp dir in every server's arguments and in SUBAGENT_HOME, which
+    the launcher's own helpers (the watchdog) inherit: this finds whatever they left.
+    """
+    needle = text.encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        for part in ("cmdline", "environ"):
+            try:
+                if needle in (entry / part).read_bytes():
+                    if is_alive(int(entry.name)):
+                        found.append(int(entry.name))
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def wait_until(predicate: Callable[[], bool], limit_s: float) -> bool:
+    """Poll `predicate` until it holds or `limit_s` passes; returns its last value."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(POLL_S)
+    return predicate()
+
+
+def assert_all_gone(pids: Iterable[int], marker: Path, limit_s: float = GONE_LIMIT_S) -> None:
+    """Every pid is gone, and no live process mentions `marker` (the test's temp dir)."""
+    pids = list(pids)
+    wait_until(lambda: not any(is_alive(p) for p in pids), limit_s)
+    assert [p for p in pids if is_alive(p)] == []
+    wait_until(lambda: not processes_mentioning(str(marker)), limit_s)
+    assert processes_mentioning(str(marker)) == []

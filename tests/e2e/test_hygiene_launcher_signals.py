@@ -1,0 +1,70 @@
+"""SIGINT, SIGTERM and SIGKILL to the launcher mid-session: every server and grandchild dies,
+even one that ignores SIGTERM and stdin EOF; SIGINT/SIGTERM also end the session cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import (
+    RUN_LIMIT_S,
+    Subagent,
+    assert_all_gone,
+    read_pid,
+    stub,
+    wait_until,
+    write_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+CONNECT_LIMIT_S = 30.0
+"""Two SDK processes (launcher and stub) start on a loaded 2-core box well within this."""
+
+
+def _connected(subagent: Subagent) -> bool:
+    if not subagent.sessions():
+        return False
+    return any(e["type"] == "server_state" and e["state"] == "connected" for e in subagent.events())
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
+)
+def test_signal_to_launcher_leaves_no_process(
+    tmp_path: Path, subagent: Subagent, signum: signal.Signals
+) -> None:
+    stubborn = stub(
+        "faulty",
+        "--ignore-sigterm",
+        *("--grandchild", str(tmp_path / "gc.pid"), "--pidfile", str(tmp_path / "server.pid")),
+    )
+    config = write_config(tmp_path / "cfg", {"stubborn": stubborn})
+    launcher = subagent.start("tools", "--config-dir", str(config), "--settle", "600")
+    try:
+        assert wait_until(lambda: _connected(subagent), CONNECT_LIMIT_S), "never connected"
+        pids = [read_pid(tmp_path / "server.pid"), read_pid(tmp_path / "gc.pid")]
+        if signum == signal.SIGINT:
+            os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
+        else:
+            launcher.send_signal(signum)
+        _, err = launcher.communicate(timeout=RUN_LIMIT_S)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+
+    assert_all_gone(pids, tmp_path)
+    if signum == signal.SIGKILL:
+        assert launcher.returncode == -signal.SIGKILL
+        return
+    assert launcher.returncode == 128 + signum
+    assert f"interrupted ({signum.name}); session closed" in err
+    assert "Traceback" not in err
+    events = subagent.events()
+    states = [e["state"] for e in events if e["type"] == "server_state"]
+    assert states == ["starting", "connected", "closed"]
+    assert events[-1]["type"] == "session_end"
