@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from launcher.errors import SubagentError
+from launcher.errors import ModelError, SubagentError
 from launcher.events import (
     AgentEnd,
     Event,
@@ -160,15 +160,20 @@ class AgentLoop:
         async def on_text(text: str) -> None:
             await self.host.emit(TextDelta(turn=turn, text=text))
 
-        response = await self.model.complete(
-            ModelRequest(
-                system=system_prompt(self.base_prompt, offered),
-                messages=list(self.messages),
-                tools=[ToolDef(t.name, t.description, t.input_schema) for t in offered],
-                on_text=on_text,
-                resolve_tool=self.host.registry.resolve,
-            )
+        request = ModelRequest(
+            system=system_prompt(self.base_prompt, offered),
+            messages=list(self.messages),
+            tools=[ToolDef(t.name, t.description, t.input_schema) for t in offered],
+            on_text=on_text,
+            resolve_tool=self.host.registry.resolve,
         )
+        try:
+            response = await self.model.complete(request)
+        except SubagentError:
+            raise
+        except Exception as exc:
+            # A provider bug or a malformed reply must still end the run with agent_end.
+            raise ModelError(f"{self.model.spec}: {type(exc).__name__}: {exc}") from exc
         self.usage.input_tokens += response.usage.input_tokens
         self.usage.output_tokens += response.usage.output_tokens
         if response.text:
