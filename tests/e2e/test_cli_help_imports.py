@@ -1,0 +1,45 @@
+"""`subagent --help` stays fast: it imports neither the MCP SDK, httpx, nor the bridge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import RUN_LIMIT_S, Subagent, write_config
+
+pytestmark = pytest.mark.e2e
+
+HEAVY = ("mcp", "mcp_types", "httpx", "httpx2", "launcher.bridge", "launcher.session")
+
+
+def _imported(args: list[str], subagent: Subagent) -> set[str]:
+    """Top-level and dotted module names `python -X importtime -m launcher.cli ARGS` imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "launcher.cli", *args],
+        capture_output=True,
+        text=True,
+        env=subagent.env(),
+        cwd=subagent.cwd,
+        timeout=RUN_LIMIT_S,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    assert lines, "no -X importtime output"
+    return {line.rsplit("|", 1)[1].strip() for line in lines}
+
+
+def _heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+
+
+def test_help_imports_no_sdk_httpx_or_bridge(tmp_path: Path, subagent: Subagent) -> None:
+    config = str(write_config(tmp_path / "cfg", {}))
+    for args in (["--help"], ["tools", "--help"], ["servers", "--config-dir", config]):
+        modules = _imported(args, subagent)
+        assert "typer" in modules  # the parse sees real imports
+        assert _heavy(modules) == set(), args
+    # `servers` really loaded the config code, yet nothing heavy came with it.
+    assert "launcher.config.discovery" in _imported(["servers", "--config-dir", config], subagent)
