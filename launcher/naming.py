@@ -8,25 +8,17 @@ hash of its (server, tool) pair: stable across runs, unique in practice.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Container
+
+from launcher.tooltypes import NAME_SEPARATOR, plain_name, sanitize
+
+__all__ = ["MAX_NAME_LEN", "exposed_name", "name_hash", "plain_name", "sanitize"]
 
 MAX_NAME_LEN = 64
 """The tool-name limit of the OpenAI and Anthropic APIs."""
 
-SEPARATOR = "__"
+SEPARATOR = NAME_SEPARATOR
 HASH_LEN = 8
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def sanitize(text: str) -> str:
-    """Replace every character outside `[A-Za-z0-9_-]` with `_`."""
-    return _UNSAFE.sub("_", text)
-
-
-def plain_name(server: str, tool: str) -> str:
-    """The name before any collision or length handling: sanitized `SERVER__TOOL`."""
-    return sanitize(f"{server}{SEPARATOR}{tool}")
 
 
 def name_hash(server: str, tool: str, length: int = HASH_LEN) -> str:

@@ -9,7 +9,6 @@ tool that registers late is in scope exactly when a selector picks it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Protocol
@@ -22,7 +21,7 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
-from launcher.tooltypes import ToolEntry
+from launcher.tooltypes import NAME_SEPARATOR, ToolEntry, plain_name, sanitize
 
 ISOLATED = "isolated"
 NOT_REQUESTED = "not requested"
@@ -30,11 +29,6 @@ DISALLOWED = "disallowed"
 ORCHESTRATION = "orchestration"
 EXTENSION_NOT_ALLOWED = "extension not allowed"
 NOT_SELECTED = "not selected"
-
-# Mirrors launcher.naming.sanitize (scope may import only config types and
-# tooltypes); tests/test_scope.py checks that the two agree.
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_SEPARATOR = "__"
 
 
 class RegistryView(Protocol):
@@ -151,9 +145,14 @@ class ToolScope:
         )
 
     def _disallowed(self, entry: ToolEntry) -> bool:
-        if self._disallowed_name(entry.name):
-            return True
-        return any(s.kind == "ext" and _ext_matches(s, entry) for s in self.spec.disallowed_tools)
+        if entry.server is None:
+            return self._disallowed_name(entry.name)
+        return any(
+            s.kind == "all"
+            or (s.kind == "name" and _name_matches(s.name or "", entry))
+            or (s.kind == "ext" and _ext_matches(s, entry))
+            for s in self.spec.disallowed_tools
+        )
 
     def _extension_allowed(self, server: str) -> bool:
         allowed = self.spec.extensions
@@ -180,13 +179,21 @@ def _ext_matches(selector: Selector, entry: ToolEntry) -> bool:
 def _selects(selector: Selector, entry: ToolEntry) -> bool:
     if selector.kind == "ext":
         return _ext_matches(selector, entry)
-    return selector.kind == "name" and fnmatchcase(entry.name, selector.name or "")
+    return selector.kind == "name" and _name_matches(selector.name or "", entry)
+
+
+def _name_matches(glob: str, entry: ToolEntry) -> bool:
+    """A name selector means the tool's `SERVER__TOOL`, even when collisions or length
+    gave it a hashed exposed name; both forms are matched."""
+    if fnmatchcase(entry.name, glob):
+        return True
+    return entry.server is not None and fnmatchcase(plain_name(entry.server, entry.tool), glob)
 
 
 def _could_select(selector: Selector, server: str) -> bool:
     if selector.kind == "ext":
         return selector.server == server
-    prefix = _UNSAFE.sub("_", server) + _SEPARATOR
+    prefix = sanitize(server) + NAME_SEPARATOR
     return selector.kind == "name" and _glob_can_start_with(selector.name or "", prefix)
 
 

@@ -354,3 +354,27 @@ def test_name_selector_uses_the_sanitized_server_prefix() -> None:
     registry = start(scope)
     register(registry, "my.srv", "x")
     assert active(scope, registry) == ["my_srv__x"]
+
+
+def test_disallowed_exposed_name_still_matches_a_tool_that_got_a_hashed_name() -> None:
+    # `delete.repo` takes the plain name gh__delete_repo first, so `delete_repo` is hashed;
+    # the user's disallowed_tools entry names the tool, not the hash.
+    scope = ToolScope(agent(disallowed_tools=(exposed("gh__delete_repo"),)))
+    registry = start(scope)
+    register(registry, "gh", "delete.repo", "delete_repo", "list")
+    assert active(scope, registry) == ["gh__list"]
+
+
+def test_disallowed_name_matches_an_over_long_tool_name() -> None:
+    tool = "t" * 80
+    scope = ToolScope(agent(disallowed_tools=(exposed(f"gh__{tool}"),)))
+    registry = start(scope)
+    register(registry, "gh", tool, "ok")
+    assert active(scope, registry) == ["gh__ok"]
+
+
+def test_name_selector_in_tools_selects_a_hashed_tool() -> None:
+    scope = ToolScope(agent(tools=(exposed("gh__delete_repo"),)))
+    registry = start(scope)
+    register(registry, "gh", "delete.repo", "delete_repo")
+    assert len(active(scope, registry)) == 2
