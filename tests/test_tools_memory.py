@@ -93,3 +93,36 @@ def test_agent_name_with_separators_stays_inside_memory_dir(tmp_path: Path) -> N
     tools = _tools(tmp_path, "project", agent="../../evil")
     _call(tools["memory_write"], key="k", content="v")
     assert list((tmp_path / "ws" / ".subagent" / "memory").rglob("k.md"))
+
+
+def test_memory_file_symlinked_outside_is_neither_read_nor_written(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET")
+    mem = tmp_path / "ws" / ".subagent" / "memory" / "scout"
+    mem.mkdir(parents=True)
+    (mem / "notes.md").symlink_to(secret)
+    tools = _tools(tmp_path, "project")
+
+    read = _call(tools["memory_read"], key="notes")
+    write = _call(tools["memory_write"], key="notes", content="PWNED")
+
+    assert read.is_error and "SECRET" not in read.content
+    assert write.is_error
+    assert secret.read_text() == "SECRET"
+
+
+def test_memory_directory_symlinked_outside_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("SECRET")
+    base = tmp_path / "ws" / ".subagent" / "memory"
+    base.mkdir(parents=True)
+    (base / "scout").symlink_to(outside, target_is_directory=True)
+    tools = _tools(tmp_path, "project")
+
+    read = _call(tools["memory_read"], key="notes")
+    write = _call(tools["memory_write"], key="other", content="PWNED")
+
+    assert read.is_error and "SECRET" not in read.content
+    assert write.is_error
+    assert not (outside / "other.md").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ def memory_dir(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> P
 
 def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> list[ToolEntry]:
     """The memory_read and memory_write tools of `agent`, storing under `scope`'s directory."""
-    root = memory_dir(agent, scope, workspace, home)
+    # Resolved bases: below them every path component must be real, not a symlink.
+    root = memory_dir(agent, scope, workspace.resolve(), home.resolve())
 
     def read(args: dict[str, Any]) -> ToolResult:
         key = get_opt_str(args, "key")
@@ -43,11 +45,13 @@ def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) 
             if not keys:
                 return ToolResult("No memories saved yet.")
             return ToolResult("Memory keys:\n" + "\n".join(keys))
-        file = root / (_check_key(key) + SUFFIX)
+        file = _memory_file(root, _check_key(key))
         if not file.is_file():
             known = ", ".join(_keys(root)) or "none"
             raise ToolError(f"no memory named '{key}' (saved keys: {known})")
-        return ToolResult(file.read_text(encoding="utf-8", errors="replace"))
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            return ToolResult(f.read(MAX_MEMORY_BYTES + 1).decode("utf-8", errors="replace"))
 
     def write(args: dict[str, Any]) -> ToolResult:
         key = _check_key(get_str(args, "key"))
@@ -55,7 +59,10 @@ def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) 
         if len(data) > MAX_MEMORY_BYTES:
             raise ToolError(f"content is {len(data)} bytes, over the {MAX_MEMORY_BYTES}-byte limit")
         root.mkdir(parents=True, exist_ok=True)
-        (root / (key + SUFFIX)).write_bytes(data)
+        file = _memory_file(root, key)
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         return ToolResult(f"Saved memory '{key}' ({len(data)} bytes, {scope} scope)")
 
     where = {
@@ -110,6 +117,16 @@ def _check_key(key: str) -> str:
             "not starting with '.', without '..' or path separators"
         )
     return key
+
+
+def _memory_file(root: Path, key: str) -> Path:
+    """The file for `key`, refusing symlinks: a committed link must not reach outside."""
+    if root.exists() and root.resolve() != root:
+        raise ToolError("the memory directory is reached through a symlink; refusing to use it")
+    file = root / (key + SUFFIX)
+    if file.is_symlink():
+        raise ToolError(f"memory '{key}' is a symlink; refusing to follow it")
+    return file
 
 
 def _keys(root: Path) -> list[str]:
