@@ -112,3 +112,16 @@ def test_bash_bad_arguments_are_errors(
     result = run_tool(tmp_path, "bash", **args)
     assert result.is_error
     assert message in result.content
+
+
+def test_bash_does_not_see_credentials_from_the_launcher_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-123")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_456")
+    monkeypatch.setenv("SUBAGENT_PLAIN", "visible")
+    result = run_tool(tmp_path, "bash", command="env")
+    assert not result.is_error
+    assert "SUBAGENT_PLAIN=visible" in result.content
+    assert "sk-live-123" not in result.content
+    assert "ghp_456" not in result.content

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -55,6 +57,16 @@ class CappedOutput:
         return f"{head}\n... [output cut: {cut} of {self.total} bytes omitted] ...\n{tail}"
 
 
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+"""Variables the model's shell never sees: API keys and tokens would end up in its context."""
+
+
+def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The launcher's environment minus anything that looks like a credential."""
+    env = os.environ if base is None else base
+    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+
+
 async def run_bash(command: str, cwd: Path, time_limit: float, cap: int) -> ToolResult:
     """Run `bash -c command`; stdout and stderr merged, capped; the group dies at the end.
 
@@ -65,6 +77,7 @@ async def run_bash(command: str, cwd: Path, time_limit: float, cap: int) -> Tool
     process = await anyio.open_process(
         ["bash", "-c", command],
         cwd=cwd,
+        env=shell_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
