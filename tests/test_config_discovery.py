@@ -129,3 +129,32 @@ def test_server_variables_expand_from_the_given_env(tmp_path: Path) -> None:
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "${BIN}"}}}))
     config = load_config(tmp_path, cwd=tmp_path, env={"BIN": "/x/srv"})
     assert config.servers["s"].command == "/x/srv"
+
+
+def test_unusable_server_in_claude_codes_dot_mcp_json_is_skipped_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "remote": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+                    "needs-token": {"command": "srv", "env": {"T": "${UNSET_TOKEN}"}},
+                    "fine": {"command": "srv"},
+                }
+            }
+        )
+    )
+    config = load_config(cwd=tmp_path, home=tmp_path / "h", env={})
+    assert list(config.servers) == ["fine"]
+    skipped = [w for w in config.warnings if w.startswith("server skipped")]
+    assert len(skipped) == 2
+    assert any("remote" in w for w in skipped) and any("UNSET_TOKEN" in w for w in skipped)
+
+
+def test_unusable_server_in_our_own_mcp_json_is_still_an_error(tmp_path: Path) -> None:
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"needs-token": {"command": "srv", "env": {"T": "${UNSET_X}"}}}})
+    )
+    with pytest.raises(ConfigError, match="UNSET_X"):
+        load_config(tmp_path, cwd=tmp_path, env={})

@@ -50,10 +50,10 @@ class _Collector:
             if not self._claimed(spec.name):
                 self.agents[spec.name] = spec
 
-    def add_servers(self, path: Path, env: Mapping[str, str]) -> None:
+    def add_servers(self, path: Path, env: Mapping[str, str], *, lenient: bool = False) -> None:
         if not path.is_file():
             return
-        servers, warnings = load_servers(path, env)
+        servers, warnings = load_servers(path, env, lenient=lenient)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -99,7 +99,9 @@ def load_config(
         if home is None:
             home = Path(env["HOME"]) if env.get("HOME") else Path.home()
         _add_config_dir(collector, cwd / ".subagent", env)
-        collector.add_servers(cwd / ".mcp.json", env)
+        # Claude Code's file may hold servers we cannot run (sse, unset variables):
+        # skip those with a warning instead of failing every command.
+        collector.add_servers(cwd / ".mcp.json", env, lenient=True)
         _add_config_dir(collector, home / ".config" / "subagent", env)
     collector.add_builtins()
     return collector.build()

@@ -23,17 +23,23 @@ _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
 _HTTP_FIELDS = frozenset({"url", "headers"})
 
 
-def load_servers(path: Path, env: Mapping[str, str]) -> tuple[dict[str, ServerSpec], list[str]]:
-    """Read an `mcp.json` file: servers by name (file order) and warnings (unknown fields)."""
+def load_servers(
+    path: Path, env: Mapping[str, str], *, lenient: bool = False
+) -> tuple[dict[str, ServerSpec], list[str]]:
+    """Read an `mcp.json` file: servers by name (file order) and warnings (unknown fields).
+
+    `lenient` turns a bad server entry into a warning that skips it (for files other
+    tools own, like Claude Code's `.mcp.json`); the file's own syntax must still hold.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read server file: {exc}", path=path) from exc
-    return parse_servers_text(text, path, env)
+    return parse_servers_text(text, path, env, lenient=lenient)
 
 
 def parse_servers_text(
-    text: str, path: Path, env: Mapping[str, str]
+    text: str, path: Path, env: Mapping[str, str], *, lenient: bool = False
 ) -> tuple[dict[str, ServerSpec], list[str]]:
     """Parse `mcp.json` text; `path` names the file in errors."""
     try:
@@ -56,7 +62,14 @@ def parse_servers_text(
         if key != "mcpServers":
             warnings.append(f"{path}: unknown top-level field '{key}' ignored")
     parser = _ServerParser(path, text, env, warnings)
-    servers = {name: parser.parse(name, raw) for name, raw in servers_raw.items()}
+    servers: dict[str, ServerSpec] = {}
+    for name, raw in servers_raw.items():
+        try:
+            servers[name] = parser.parse(name, raw)
+        except ConfigError as exc:
+            if not lenient:
+                raise
+            warnings.append(f"server skipped: {exc}")
     return servers, warnings
 
 
