@@ -19,8 +19,8 @@ from tests.e2e.conftest import Subagent, legacy_stub, stub, write_config
 pytestmark = pytest.mark.e2e
 
 LATE_AT = "1"
-SETTLE = "3"
-"""The late tools register 1 s after initialization; 3 s after the barrier is ample."""
+SETTLE = "2"
+"""The late tools register 1 s after initialization, which precedes the barrier."""
 
 PICKY = """---
 name: picky

@@ -25,7 +25,7 @@ def test_two_thousand_tools_in_pages_arrive_whole_and_removed_tools_leave(
     )
     config = write_config(tmp_path / "cfg", {"big": lazy})
 
-    run = subagent.run("tools", "--config-dir", str(config), "--settle", "3", "--json")
+    run = subagent.run("tools", "--config-dir", str(config), "--settle", "2", "--json")
 
     assert run.code == 0, run.stderr
     report = run.json()
