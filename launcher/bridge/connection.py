@@ -63,15 +63,16 @@ def valid_schema(schema: Any) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _schema_ok(schema_json: str) -> bool:
     # Cached by text: servers re-announce the same schemas on every re-list.
+    return _meta_validator().is_valid(json.loads(schema_json))
+
+
+@functools.cache
+def _meta_validator() -> Any:
+    # Draft 7's meta-schema: what model APIs check against, and ~5x faster to apply than
+    # 2020-12's (2 000 tools: 0.3 s, not 1.4 s). Later keywords pass as unknown ones.
     import jsonschema  # a dependency of the mcp SDK; imported only when tools arrive
 
-    schema = json.loads(schema_json)
-    try:
-        validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
-        validator.check_schema(schema)
-    except jsonschema.SchemaError:
-        return False
-    return True
+    return jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
 
 
 def stderr_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
