@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import TaskStatus
 from mcp import Client, MCPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -39,6 +40,10 @@ STDERR_TAIL_LINES = 5
 """How many of the server's last stderr lines a failure message quotes."""
 NOTE_MAX_CHARS = 300
 """A diagnostic note in the server log is one line; longer ones are cut."""
+LISTEN_REOPENS = 5
+"""How often a dropped listen stream is re-opened; a server that keeps dropping it is broken."""
+LISTEN_REOPEN_DELAY_S = 0.5
+"""Pause before re-opening a dropped listen stream, so a flapping server is not hammered."""
 EXIT_REAP_S = 0.5
 """After a server is lost, how long to wait for its exit status before reporting without it."""
 NOTE_PREFIX = "[subagent] "
@@ -189,22 +194,18 @@ class McpConnection:
     async def _run(self, errlog: IO[bytes]) -> None:
         with anyio.CancelScope() as life:
             life.deadline = anyio.current_time() + self.spec.startup_timeout
-            async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(self._open_client(errlog))
+            async with self._open_client(errlog) as client:
                 self.protocol_version = client.protocol_version
-                subscription = None
-                if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    # Opened before the first listing: a change in between is not replayed.
-                    subscription = await self._listen(stack, client)
-                await self._relist(client)
-                life.deadline = math.inf
-                self._client = client
-                await self._set_state("connected")
-                self.ready.set()
                 async with anyio.create_task_group() as tg:
+                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        # Opened before the first listing: a change in between is not replayed.
+                        await tg.start(self._listener, client)
+                    await self._relist(client)
+                    life.deadline = math.inf
+                    self._client = client
+                    await self._set_state("connected")
+                    self.ready.set()
                     tg.start_soon(self._relister.serve, functools.partial(self._refresh, client))
-                    if subscription is not None:
-                        tg.start_soon(self._listener, subscription)
                     if self.spec.type == "stdio":
                         tg.start_soon(self._watch_lost)
                     await self._closing.wait()
@@ -245,26 +246,47 @@ class McpConnection:
             )
             yield await stack.enter_async_context(client)
 
-    async def _listen(self, stack: AsyncExitStack, client: Client) -> Any:
-        try:
-            return await stack.enter_async_context(client.listen(tools_list_changed=True))
-        except (MCPError, ListenNotSupportedError, SubscriptionLost) as exc:
-            self._note(f"listen stream unavailable, late tools will not be seen: {exc}")
-            return None
-
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.request_relist()
         elif isinstance(message, Exception):
             self._note(f"protocol error from server: {type(message).__name__}: {message}")
 
-    async def _listener(self, subscription: Any) -> None:
-        try:
-            async for event in subscription:
-                if type(event).__name__ == "ToolsListChanged":
-                    self.request_relist()
-        except (SubscriptionLost, MCPError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
-            self._note(f"listen stream ended: {exc}")
+    async def _listener(
+        self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """2026-07-28 list_changed: follow the listen stream, re-opening it when it drops."""
+        started = False
+        for attempt in range(LISTEN_REOPENS + 1):
+            if attempt:
+                await anyio.sleep(LISTEN_REOPEN_DELAY_S)
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    if started:
+                        # Nothing is replayed: whatever changed during the gap needs a re-list.
+                        self.request_relist()
+                    else:
+                        started = True
+                        task_status.started()
+                    async for event in subscription:
+                        if type(event).__name__ == "ToolsListChanged":
+                            self.request_relist()
+                ended = "was closed by the server"
+            except (MCPError, ListenNotSupportedError) as exc:
+                if not started:
+                    self._note(f"listen stream unavailable, late tools will not be seen: {exc}")
+                    task_status.started()
+                    return
+                ended = f"could not be re-opened: {exc}"
+            except (SubscriptionLost, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+                ended = f"was lost: {exc}"
+            if self._closing.is_set() or self._child.lost.is_set():
+                break
+            self._note(f"listen stream {ended}")
+        else:
+            self._note(f"listen stream dropped {LISTEN_REOPENS} times; late tools will be missed")
+        if not started:
+            task_status.started()
 
     async def _watch_lost(self) -> None:
         await self._child.lost.wait()
