@@ -34,24 +34,26 @@ async def with_signals(main: Callable[[], Awaitable[T]]) -> T:
     received: list[int] = []
     result: list[T] = []
     failures: list[Exception] = []
-    async with anyio.create_task_group() as tg:
+    # Open around the task group, not inside it: a second Ctrl-C during the (bounded)
+    # shutdown is swallowed instead of killing the launcher halfway through it.
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as tg:
 
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async def watch() -> None:
                 async for signum in signals:
                     received.append(signum)
                     tg.cancel_scope.cancel()
                     return
 
-        async def body() -> None:
-            try:
-                result.append(await main())
-            except Exception as exc:  # re-raised below, unwrapped from the task group
-                failures.append(exc)
-            tg.cancel_scope.cancel()
+            async def body() -> None:
+                try:
+                    result.append(await main())
+                except Exception as exc:  # re-raised below, unwrapped from the task group
+                    failures.append(exc)
+                tg.cancel_scope.cancel()
 
-        tg.start_soon(watch)
-        tg.start_soon(body)
+            tg.start_soon(watch)
+            tg.start_soon(body)
     if failures:
         raise failures[0]
     if received:
