@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,10 @@ def test_signal_to_launcher_leaves_no_process(
         if signum == signal.SIGINT:
             os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
         else:
+            launcher.send_signal(signum)
+        if signum == signal.SIGTERM:
+            # A second one during the ~4 s escalation must not cut the shutdown short.
+            time.sleep(0.5)
             launcher.send_signal(signum)
         _, err = launcher.communicate(timeout=RUN_LIMIT_S)
     finally:
