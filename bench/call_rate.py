@@ -22,12 +22,14 @@ from launcher.bridge.connection import McpConnection
 from launcher.config.types import ServerSpec
 from launcher.tooltypes import ToolDef
 
+TOOL_TIMEOUT_S = ServerSpec(name="default").tool_timeout
+"""The per-call timeout McpConnection passes by default."""
 CALLS = 1000
 QUICK_CALLS = 200
 QUICK_ROUNDS = 1
 SERVERS: dict[str, tuple[list[str], int]] = {
     # label: (python arguments, rounds); a fast-stub round is ~0.3 s, an SDK one ~3 s
-    "fast stub": (fast_stub_args(), 7),
+    "fast stub": (fast_stub_args(), 11),
     "SDK lazy stub": (["-m", "mcp_servers.lazy"], 3),
 }
 
@@ -73,12 +75,21 @@ async def via_connection(args: list[str], calls: int, root: Path) -> Times:
             conn.close()
 
 
-async def via_bare_sdk(args: list[str], calls: int, root: Path) -> Times:
-    """The same loop through `mcp.Client` over the SDK's `stdio_client`."""
+async def via_bare_sdk(
+    args: list[str], calls: int, root: Path, per_call_s: float | None = None
+) -> Times:
+    """The same loop through `mcp.Client` over the SDK's `stdio_client`.
+
+    `per_call_s`: each call's read timeout, as McpConnection passes its tool_timeout.
+    """
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(Path.cwd()))
     with (root / "bare.log").open("ab") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
-            return await timed_loop(client.call_tool, calls)
+
+            async def call(tool: str, arguments: dict[str, Any]) -> Any:
+                return await client.call_tool(tool, arguments, read_timeout_seconds=per_call_s)
+
+            return await timed_loop(call, calls)
 
 
 def run(quick: bool = False) -> list[Result]:
@@ -89,16 +100,19 @@ def run(quick: bool = False) -> list[Result]:
             rounds = QUICK_ROUNDS if quick else full_rounds
             ours: list[Times] = []
             bare: list[Times] = []
+            timed: list[Times] = []
             anyio.run(via_bare_sdk, args, 10, root)  # warm-up
-            for _ in range(rounds):  # interleaved, so drift hits both alike
+            for _ in range(rounds):  # interleaved, so drift hits all alike
                 ours.append(anyio.run(via_connection, args, calls, root))
                 bare.append(anyio.run(via_bare_sdk, args, calls, root))
+                timed.append(anyio.run(via_bare_sdk, args, calls, root, TOOL_TIMEOUT_S))
             o, b = median([t[0] for t in ours]), median([t[0] for t in bare])
             oc, bc = median([t[1] for t in ours]), median([t[1] for t in bare])
+            tc = median([t[1] for t in timed])
             print(
                 f"{label}: {calls} calls, McpConnection {o:.2f} s ({calls / o:.0f}/s, "
-                f"cpu {oc:.2f} s), bare SDK {b:.2f} s ({calls / b:.0f}/s, cpu {bc:.2f} s)"
-                f"  (n={rounds})"
+                f"cpu {oc:.2f} s), bare SDK {b:.2f} s ({calls / b:.0f}/s, cpu {bc:.2f} s), "
+                f"bare SDK with per-call timeout cpu {tc:.2f} s  (n={rounds})"
             )
             results.append(
                 Result(
@@ -116,6 +130,16 @@ def run(quick: bool = False) -> list[Result]:
                     oc / bc,
                     None,
                     f"{oc * 1e6 / calls:.0f} vs {bc * 1e6 / calls:.0f} µs of client CPU a call",
+                )
+            )
+            results.append(
+                Result(
+                    "3 call rate",
+                    f"client CPU time vs bare SDK Client with the same per-call timeout "
+                    f"({label}, no goal)",
+                    oc / tc,
+                    None,
+                    f"{oc * 1e6 / calls:.0f} vs {tc * 1e6 / calls:.0f} µs a call",
                 )
             )
     return results

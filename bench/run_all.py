@@ -1,6 +1,6 @@
 """Run every benchmark in turn and print one table of ratios, goals and verdicts.
 
-`python bench/run_all.py [--quick] [--skip-peers]`; about 3 minutes in full on 2 cores
+`python bench/run_all.py [--quick] [--skip-peers]`; about 2 minutes in full on 2 cores
 (the first run also creates bench/.venv-peers for the peer comparison).
 """
 
