@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from launcher.bridge.connection import valid_schema
+from launcher.bridge.schemas import argument_error, valid_schema
 
 
 def test_object_schemas_that_are_valid_json_schema_pass() -> None:
@@ -16,3 +16,18 @@ def test_non_object_or_invalid_schemas_are_rejected() -> None:
     assert not valid_schema("object")
     assert not valid_schema({"type": "object", "properties": {"value": {"type": 42}}})
     assert not valid_schema({"type": "object", "required": "q"})
+
+
+def test_arguments_are_checked_against_the_input_schema_with_a_clear_reason() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number"}, "text": {"type": "string"}},
+        "required": ["seconds"],
+    }
+
+    assert argument_error(schema, {"seconds": 1.5}) is None
+    assert argument_error(schema, {}) == "'seconds' is a required property"
+    assert argument_error(schema, {"seconds": "abc"}) == (
+        "'abc' is not of type 'number' (at 'seconds')"
+    )
+    assert argument_error({"type": "object"}, {"anything": [1, 2]}) is None
