@@ -1,12 +1,12 @@
 """The error hierarchy of subagent.
 
-    SubagentError
-    ├── ConfigError      the user's mistake (bad config, bad usage): exit status 2
-    │   └── UsageError   bad command-line usage (unknown agent, unknown --ext server)
-    ├── RunError         a run failed (required server, model, agent): exit status 1
-    │   ├── ServerError  an MCP server failed to start or died
-    │   └── ModelError   a model provider failed (HTTP status, network, no key)
-    └── ToolError        a tool call failed; the model sees it as an error tool result
+SubagentError
+├── ConfigError      the user's mistake (bad config, bad usage): exit status 2
+│   └── UsageError   bad command-line usage (unknown agent, unknown --ext server)
+├── RunError         a run failed (required server, model, agent): exit status 1
+│   ├── ServerError  an MCP server failed to start or died
+│   └── ModelError   a model provider failed (HTTP status, network, no key)
+└── ToolError        a tool call failed; the model sees it as an error tool result
 """
 
 from __future__ import annotations
