@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -18,11 +19,12 @@ from launcher.state import state_home
 
 T = TypeVar("T")
 
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""Exit statuses after a signal ended the run cleanly: 128 + the signal number."""
 
 
 class Interrupted(Exception):
-    """SIGINT or SIGTERM ended the run; the session closed cleanly first."""
+    """SIGINT, SIGTERM or SIGHUP ended the run; the session closed cleanly first."""
 
     def __init__(self, signum: int) -> None:
         self.signum = signum
@@ -30,13 +32,13 @@ class Interrupted(Exception):
 
 
 async def with_signals(main: Callable[[], Awaitable[T]]) -> T:
-    """Run `main`; SIGINT/SIGTERM cancel it (every `finally` and shield runs), then Interrupted."""
+    """Run `main`; SIGINT/SIGTERM/SIGHUP cancel it (every `finally` and shield runs)."""
     received: list[int] = []
     result: list[T] = []
     failures: list[Exception] = []
     # Open around the task group, not inside it: a second Ctrl-C during the (bounded)
     # shutdown is swallowed instead of killing the launcher halfway through it.
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with anyio.open_signal_receiver(*SIGNAL_EXIT) as signals:
         async with anyio.create_task_group() as tg:
 
             async def watch() -> None:
@@ -63,8 +65,11 @@ async def with_signals(main: Callable[[], Awaitable[T]]) -> T:
 
 def _json_sink(out: Any) -> Callable[[Event], Awaitable[None]]:
     async def sink(event: Event) -> None:
-        out.write(event.to_json() + "\n")
-        out.flush()
+        # A reader that went away (closed pipe, hung-up terminal) must not stop the
+        # session from closing its servers.
+        with contextlib.suppress(OSError, ValueError):
+            out.write(event.to_json() + "\n")
+            out.flush()
 
     return sink
 

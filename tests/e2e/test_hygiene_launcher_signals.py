@@ -1,5 +1,6 @@
-"""SIGINT, SIGTERM and SIGKILL to the launcher mid-session: every server and grandchild dies,
-even a server that ignores SIGTERM and stdin EOF; SIGINT/SIGTERM end the session cleanly."""
+"""Signals to the launcher mid-session (SIGINT, SIGTERM, SIGHUP, SIGKILL): every server and
+grandchild dies, even a server that ignores SIGTERM and stdin EOF; all but SIGKILL end the
+session cleanly."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def _connected(subagent: Subagent) -> bool:
 
 
 @pytest.mark.parametrize(
-    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
+    "signum",
+    [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+    ids=lambda s: s.name,
 )
 def test_signal_to_launcher_leaves_no_process(
     tmp_path: Path, subagent: Subagent, signum: signal.Signals
