@@ -35,6 +35,9 @@ class Watchdog:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     close_fds=True,
+                    # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
+                    # cancel, closed terminal) must not take the backstop down with it.
+                    start_new_session=True,
                 )
             except OSError:
                 return None  # servers still die of stdin EOF; the watchdog is a backstop
@@ -90,8 +93,10 @@ def main() -> None:
                 os.killpg(pgid, signal.SIGKILL)
         os._exit(0)
 
-    # Ctrl-C reaches the whole foreground group; the launcher decides what ends.
+    # Ctrl-C and a hang-up are for the launcher, which decides what ends; the watchdog
+    # acts only on stdin EOF or the parent-death signal.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(PDEATHSIG_TERM, kill_all)
     parent = os.getppid()
     _set_parent_death_signal()
