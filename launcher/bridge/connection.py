@@ -26,6 +26,7 @@ from launcher.bridge.process import StdioChild, server_environment, stdio_transp
 from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
 from launcher.bridge.schemas import argument_error, valid_schema
 from launcher.bridge.watchdog import Watchdog
+from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
 from launcher.tooltypes import ToolDef, ToolResult
@@ -132,13 +133,15 @@ class McpConnection:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
-            return from_exception(
+            failed = from_exception(
                 exc,
                 server=self.spec.name,
                 tool=tool,
                 timeout=timeout,
                 connection_lost=self._child.lost.is_set(),
             )
+            failed.content = self._redact(failed.content)
+            return failed
         return from_call_result(result, self.spec.max_result_bytes)
 
     def _unavailable(self) -> str:
@@ -329,7 +332,7 @@ class McpConnection:
             message += " — stderr: " + " | ".join(line for line in last if line)
         if self.spec.type == "stdio":
             message += f" (log: {self.log_path})"
-        self.error = message
+        self.error = self._redact(message)
         self.state = "failed"
         self.tool_count = 0
         await self._on_tools([])
@@ -348,9 +351,13 @@ class McpConnection:
             )
         )
 
+    def _redact(self, text: str) -> str:
+        """Every error text and note passes here: `${VAR}` values never leave the connection."""
+        return mask_secrets(text, self.spec.secrets)
+
     def _note(self, text: str) -> None:
         """Diagnostics go to the server's log file, never to the terminal."""
-        line = " ".join(text.split())
+        line = self._redact(" ".join(text.split()))
         if len(line) > NOTE_MAX_CHARS:
             line = line[: NOTE_MAX_CHARS - 1] + "…"
         try:
