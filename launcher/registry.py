@@ -143,6 +143,7 @@ class ToolRegistry:
                 description=tool.description,
                 input_schema=tool.input_schema,
                 call=make_caller(name),
+                problem=tool.problem,
             )
         live.clear()
         live.update(new)
@@ -283,7 +284,11 @@ class ToolRegistry:
 
 
 def _same(entry: ToolEntry, tool: ToolDef) -> bool:
-    return entry.description == tool.description and entry.input_schema == tool.input_schema
+    return (
+        entry.description == tool.description
+        and entry.input_schema == tool.input_schema
+        and entry.problem == tool.problem
+    )
 
 
 def _local_sort_key(entry: ToolEntry) -> tuple[int, int]:

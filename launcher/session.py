@@ -72,7 +72,7 @@ class Session:
         self.bus = bus or EventBus()
         self.home = home or Path.home()
         self.scope = ToolScope(agent, self.ext)
-        self.registry = ToolRegistry(gate=self.scope.gate)
+        self.registry = ToolRegistry(gate=self._gate)
         self.connections: dict[str, McpConnection] = {}
         self._watchdog: Watchdog | None = None
         self._closed = False
@@ -167,6 +167,10 @@ class Session:
                 await conn.done.wait()
 
     # ---- internals ---------------------------------------------------------------------
+
+    def _gate(self, entry: ToolEntry) -> str | None:
+        # A tool its source marked unusable is rejected whatever the scope says.
+        return entry.problem or self.scope.gate(entry)
 
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries

@@ -40,11 +40,15 @@ ToolCaller = Callable[[dict[str, Any]], Awaitable[ToolResult]]
 
 @dataclass(frozen=True)
 class ToolDef:
-    """A tool as its source announced it: original name, description, input schema."""
+    """A tool as its source announced it: original name, description, input schema.
+
+    `problem` says why the tool can never be offered (e.g. an invalid input schema).
+    """
 
     name: str
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class ToolEntry:
     """A registered tool: exposed name, where it came from, and how to call it.
 
     `source` is `builtin`, `memory`, or the server name; `server` is the server name
-    or None for built-in and memory tools.
+    or None for built-in and memory tools. `problem` is copied from the ToolDef.
     """
 
     name: str
@@ -61,6 +65,7 @@ class ToolEntry:
     description: str
     input_schema: dict[str, Any]
     call: ToolCaller = field(compare=False, repr=False)
+    problem: str | None = None
 
     @property
     def server(self) -> str | None:

@@ -48,6 +48,8 @@ LISTEN_REOPEN_DELAY_S = 0.5
 EXIT_REAP_S = 0.5
 """After a server is lost, how long to wait for its exit status before reporting without it."""
 NOTE_PREFIX = "[subagent] "
+INVALID_SCHEMA = "invalid input schema"
+"""The muted reason of a tool whose input schema a model API would reject."""
 
 ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
 
@@ -306,18 +308,20 @@ class McpConnection:
         defs: list[ToolDef] = []
         skipped: list[str] = []
         for tool in tools:
-            if not valid_schema(tool.input_schema):
+            # Registered, not dropped: the registry rejects it, so it shows as muted.
+            problem = None if valid_schema(tool.input_schema) else INVALID_SCHEMA
+            if problem is not None:
                 skipped.append(tool.name)
-                continue
-            defs.append(ToolDef(tool.name, tool.description or "", dict(tool.input_schema)))
+            schema = dict(tool.input_schema)
+            defs.append(ToolDef(tool.name, tool.description or "", schema, problem=problem))
         if skipped and skipped != self.skipped_tools:
-            self._note(f"skipped tools with an invalid input schema: {', '.join(skipped)}")
+            self._note(f"tools with an invalid input schema are muted: {', '.join(skipped)}")
         self.skipped_tools = skipped
         self.listings += 1
         if self.state == "failed":
             return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
-        self._schemas = {d.name: d.input_schema for d in defs}
+        self._schemas = {d.name: d.input_schema for d in defs if d.problem is None}
         await self._on_tools(defs)
 
     def _with_exit_status(self, reason: str) -> str:
