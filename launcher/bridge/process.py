@@ -42,6 +42,10 @@ BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC
 """The minimal environment every server gets on top of what its spec declares."""
 
 
+class SpawnError(Exception):
+    """The server could not be spawned; the message is the whole reason."""
+
+
 def server_environment(declared: dict[str, str]) -> dict[str, str]:
     """The base environment plus the server's declared variables (which win)."""
     env = {k: v for k, v in os.environ.items() if k in BASE_ENV_VARS and not v.startswith("()")}
@@ -146,6 +150,9 @@ async def stdio_transport(
     on_exit: Callable[[int], None] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawn the server in its own session and yield the SDK's (read, write) streams."""
+    if cwd is not None and not await anyio.Path(cwd).is_dir():
+        # Checked first: exec would blame the command ("command not found: <cwd>").
+        raise SpawnError(f"working directory does not exist: {cwd}")
     process = await anyio.open_process(
         [resolve_command(command), *args],
         env=env,

@@ -11,6 +11,7 @@ import mcp_types as types
 from mcp import MCPError
 from pydantic import ValidationError
 
+from launcher.bridge.process import SpawnError
 from launcher.tooltypes import ToolResult
 
 REQUEST_TIMEOUT = -32001
@@ -109,6 +110,8 @@ def describe_startup_error(exc: BaseException) -> str:
     """A one-line reason for a failed connection, unwrapping task-group exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, SpawnError):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, MCPError):
