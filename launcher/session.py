@@ -36,7 +36,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CLOSE_GRACE_S = 10.0
-"""Upper bound on closing all connections; each stdio shutdown is itself bounded (~4.5 s)."""
+"""How long connections get to end after close(); the rest are then cancelled.
+
+Above a stdio shutdown's worst case (~7.3 s: flush, stdin EOF, TERM and KILL waits, group
+sweep, exit reap), which is shielded and so completes even when cancelled.
+"""
 
 
 @dataclass
@@ -139,6 +143,9 @@ class Session:
                 finally:
                     with anyio.CancelScope(shield=True):
                         await self.close()
+                    # Past the grace period: a connection still running (an HTTP server that
+                    # hangs on shutdown) would hold the task group open for ever.
+                    tg.cancel_scope.cancel()
             if failure is not None:
                 raise failure
             return outcome[0]
