@@ -34,7 +34,11 @@ from launcher.tooltypes import ToolDef, ToolResult
 MAX_PAGES = 10_000
 """A server that keeps returning cursors past this many pages is broken, not big."""
 RELIST_TIMEOUT_S = 60.0
-"""A re-list after list_changed that takes longer than this is abandoned; the old list stays."""
+"""A re-list attempt after list_changed that takes longer than this is abandoned."""
+RELIST_ATTEMPTS = 4
+"""Tries per re-list: a transient failure must not lose a late tool for the session."""
+RELIST_BACKOFF_S = 0.5
+"""Pause before the first retry of a failed re-list, doubled before each further one."""
 STDERR_TAIL_BYTES = 2_000
 """How much of a failed server's stderr log is read for its failure message."""
 STDERR_TAIL_LINES = 5
@@ -286,11 +290,23 @@ class McpConnection:
         self._closing.set()
 
     async def _refresh(self, client: Client) -> None:
-        try:
-            with anyio.fail_after(RELIST_TIMEOUT_S):
-                await self._relist(client)
-        except Exception as exc:
-            self._note(f"re-list after list_changed failed: {type(exc).__name__}: {exc}")
+        """Re-list after list_changed, retrying with backoff; the old list stays meanwhile."""
+        delay = RELIST_BACKOFF_S
+        for attempt in range(1, RELIST_ATTEMPTS + 1):
+            try:
+                with anyio.fail_after(RELIST_TIMEOUT_S):
+                    await self._relist(client)
+                return
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                self._note(
+                    f"re-list after list_changed failed ({attempt}/{RELIST_ATTEMPTS}): {failure}"
+                )
+            if attempt == RELIST_ATTEMPTS or self._relister.pending:
+                # Pending: a newer request re-lists anyway, with a fresh set of attempts.
+                return
+            await anyio.sleep(delay)
+            delay *= 2
 
     async def _relist(self, client: Client) -> None:
         tools: list[types.Tool] = []
