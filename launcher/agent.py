@@ -118,6 +118,8 @@ class AgentLoop:
         error: str | None = None
         with anyio.CancelScope() as scope:
             self._stop_scope = scope
+            if self._stop_requested:
+                scope.cancel()  # stopped before the run began (e.g. while servers started)
             try:
                 while True:
                     self._deliver_steering()
@@ -139,6 +141,7 @@ class AgentLoop:
         self._stop_scope = None
         if self._stop_requested:
             self.status = "stopped"
+            self._stop_requested = False  # a later resume runs again
         end = AgentEnd(
             status=self.status, result=self.result, usage=self.usage.as_dict(), error=error
         )

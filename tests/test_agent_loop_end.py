@@ -1,9 +1,10 @@
-"""The agent loop ends every run with agent_end, whatever the model does."""
+"""The agent loop ends every run with agent_end, whatever the model does or a stop asks."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from launcher.agent import AgentLoop
@@ -47,3 +48,21 @@ async def test_unexpected_model_exception_ends_run_with_error_status() -> None:
     assert "ValueError" in end.error
     ends: list[Any] = [e for e in host.events if isinstance(e, AgentEnd)]
     assert ends == [end]
+
+
+class SlowModel:
+    spec = "slow:model"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await anyio.sleep(3600)
+        return ModelResponse(text="never")
+
+
+@pytest.mark.anyio
+async def test_stop_requested_before_the_run_began_is_honoured() -> None:
+    host = Host()
+    loop = AgentLoop(host, SlowModel())
+    loop.stop()  # e.g. serve's stop_subagent while the worker's servers were starting
+    with anyio.fail_after(5):
+        end = await loop.run("hi")
+    assert end.status == "stopped"
