@@ -201,6 +201,40 @@ def spawn(
     _finish(_guarded(body))
 
 
+@app.command()
+def serve(
+    model: Annotated[
+        str | None, typer.Option("--model", help="Default model for sub-agents.")
+    ] = None,
+    max_concurrent: Annotated[
+        int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
+    ] = 4,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+) -> None:
+    """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+
+    def body() -> int:
+        import anyio
+
+        from launcher.serve import serve as run_server
+        from launcher.state import state_home
+
+        _load(config_dir)  # a broken config is reported now, not at the first spawn
+        anyio.run(
+            lambda: run_server(
+                config_dir=config_dir.resolve() if config_dir else None,
+                workspace=(workspace or Path.cwd()).resolve(),
+                state_home=state_home(),
+                model=model,
+                max_concurrent=max_concurrent,
+            )
+        )
+        return 0
+
+    _finish(_guarded(body))
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -22,8 +23,12 @@ async def spawn_agent(
     model: str | None = None,
     max_turns: int | None = None,
     base_url: str | None = None,
+    on_loop: Callable[[AgentLoop], None] | None = None,
 ) -> str:
-    """Run the session's agent on `prompt` to its end; returns the final status."""
+    """Run the session's agent on `prompt` to its end; returns the final status.
+
+    `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it.
+    """
     spec = resolve_model_spec(model, session.agent.model, os.environ)
     async with httpx.AsyncClient(timeout=MODEL_HTTP_TIMEOUT) as http:
         # Built before any server starts: a bad model spec costs no process.
@@ -34,6 +39,9 @@ async def spawn_agent(
             prompt=session.agent.prompt,
             max_turns=max_turns or session.agent.max_turns,
         )
+
+        if on_loop is not None:
+            on_loop(loop)
 
         async def body(s: Session) -> str:
             end = await loop.run(prompt)

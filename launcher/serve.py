@@ -1,0 +1,230 @@
+"""`subagent serve`: an MCP server (stdio) that any coding agent can use as its sub-agent backend.
+
+Its tools spawn, query, steer and stop sub-agents; each sub-agent is a worker process
+that starts its own MCP servers at its own session start, so serve itself starts none.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+
+from launcher.errors import SubagentError
+from launcher.subagents import SubAgent, SubagentManager
+
+DEFAULT_MAX_CONCURRENT = 4
+
+TOOLS: list[types.Tool] = [
+    types.Tool(
+        name="spawn_subagent",
+        description=(
+            "Run a scoped sub-agent on a task. Foreground (default) waits and returns its final "
+            "answer; background returns an agent_id at once (poll get_subagent_result)."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string", "description": "The task for the sub-agent."},
+                "agent": {"type": "string", "default": "general-purpose"},
+                "ext": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "default": [],
+                    "description": "MCP servers to select (each adds ext:NAME).",
+                },
+                "model": {"type": "string", "description": "PROVIDER:MODEL or scripted:PATH."},
+                "background": {"type": "boolean", "default": False},
+                "max_turns": {"type": "integer", "minimum": 1},
+            },
+            "required": ["prompt"],
+        },
+    ),
+    types.Tool(
+        name="get_subagent_result",
+        description="The status and result so far of a sub-agent; wait=true waits for its end.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "agent_id": {"type": "string"},
+                "wait": {"type": "boolean", "default": False},
+            },
+            "required": ["agent_id"],
+        },
+    ),
+    types.Tool(
+        name="steer_subagent",
+        description="Send a running sub-agent a message, delivered at its next turn boundary.",
+        input_schema={
+            "type": "object",
+            "properties": {"agent_id": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["agent_id", "message"],
+        },
+    ),
+    types.Tool(
+        name="stop_subagent",
+        description="Stop a sub-agent; returns its final status once its processes are gone.",
+        input_schema={
+            "type": "object",
+            "properties": {"agent_id": {"type": "string"}},
+            "required": ["agent_id"],
+        },
+    ),
+    types.Tool(
+        name="list_agents",
+        description="The agents a sub-agent can be spawned as, with their descriptions.",
+        input_schema={"type": "object", "properties": {}},
+    ),
+]
+
+
+def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class SubagentServer:
+    """The MCP face of a SubagentManager."""
+
+    def __init__(self, manager: SubagentManager, config_dir: Path | None, workspace: Path) -> None:
+        self.manager = manager
+        self.config_dir = config_dir
+        self.workspace = workspace
+        self.server: Server[Any] = Server(
+            "subagent",
+            version="0.1.0",
+            instructions="Spawn scoped sub-agents whose tools come from MCP servers.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        try:
+            handler = getattr(self, f"_tool_{params.name}", None)
+            if handler is None:
+                return _error(f"Unknown tool: {params.name}")
+            return await handler(args)
+        except SubagentError as exc:
+            return _error(str(exc))
+        except (KeyError, TypeError, ValueError) as exc:
+            return _error(f"Invalid arguments for {params.name}: {exc}")
+
+    def _config(self) -> Any:
+        from launcher.config.discovery import load_config
+
+        return load_config(self.config_dir, cwd=self.workspace)
+
+    def _lookup(self, args: dict[str, Any]) -> SubAgent:
+        agent_id = str(args["agent_id"])
+        entry = self.manager.get(agent_id)
+        if entry is None:
+            raise ValueError(f"no sub-agent with agent_id '{agent_id}'")
+        return entry
+
+    async def _tool_spawn_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+        from launcher.config.discovery import check_ext_names, resolve_agent
+
+        prompt = str(args["prompt"])
+        agent = str(args.get("agent") or "general-purpose")
+        ext = [str(e) for e in args.get("ext") or []]
+        config = self._config()
+        resolve_agent(config, agent)
+        check_ext_names(config, ext)
+        max_turns = args.get("max_turns")
+        entry = self.manager.spawn(
+            prompt,
+            agent=agent,
+            ext=ext,
+            model=args.get("model"),
+            max_turns=int(max_turns) if max_turns is not None else None,
+        )
+        if args.get("background"):
+            return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
+        try:
+            await entry.done.wait()
+        except anyio.get_cancelled_exc_class():
+            # The host gave up on the call: the sub-agent it asked for must not run on.
+            with anyio.CancelScope(shield=True):
+                await self.manager.stop(entry)
+            raise
+        snapshot = entry.snapshot()
+        if entry.status != "completed":
+            why = f": {entry.error}" if entry.error else ""
+            return types.CallToolResult(
+                content=[
+                    types.TextContent(type="text", text=f"[{entry.status}{why}] {entry.result}")
+                ],
+                structured_content=snapshot,
+                is_error=entry.status == "error",
+            )
+        return _result(entry.result, snapshot)
+
+    async def _tool_get_subagent_result(self, args: dict[str, Any]) -> types.CallToolResult:
+        entry = self._lookup(args)
+        if args.get("wait"):
+            await entry.done.wait()
+        return _result(entry.result, entry.snapshot())
+
+    async def _tool_steer_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+        entry = self._lookup(args)
+        if entry.done.is_set():
+            return _error(f"sub-agent {entry.id} has ended ({entry.status}); nothing to steer")
+        await self.manager.steer(entry, str(args["message"]))
+        return _result(f"queued for {entry.id}'s next turn", entry.snapshot())
+
+    async def _tool_stop_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+        entry = self._lookup(args)
+        await self.manager.stop(entry)
+        return _result(entry.status, entry.snapshot())
+
+    async def _tool_list_agents(self, args: dict[str, Any]) -> types.CallToolResult:
+        config = self._config()
+        agents = [{"name": a.name, "description": a.description} for a in config.agents.values()]
+        text = "\n".join(f"{a['name']}: {a['description']}" for a in agents)
+        return _result(text, {"agents": agents})
+
+
+async def serve(
+    *,
+    config_dir: Path | None,
+    workspace: Path,
+    state_home: Path,
+    model: str | None,
+    max_concurrent: int,
+) -> None:
+    """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    async with anyio.create_task_group() as tg:
+        manager = SubagentManager(
+            tg,
+            config_dir=config_dir,
+            workspace=workspace,
+            state_home=state_home,
+            default_model=model,
+            max_concurrent=max_concurrent,
+        )
+        app = SubagentServer(manager, config_dir, workspace)
+        async with stdio_server() as (read_stream, write_stream):
+            await app.server.run(
+                read_stream, write_stream, app.server.create_initialization_options()
+            )
+        # The host is gone: running workers see their stdin close and end their sessions.
+        tg.cancel_scope.cancel()

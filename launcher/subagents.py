@@ -1,0 +1,209 @@
+"""SubagentManager: sub-agents as worker processes, for `subagent serve`.
+
+Each sub-agent is one `python -m launcher.worker` process that starts its own MCP
+servers at its own session start. The manager reads the worker's event stream to
+keep status, result, usage and turns; steering and stopping go down the worker's stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+FINAL = ("completed", "error", "stopped", "max_turns")
+"""Statuses a sub-agent never leaves."""
+STOP_GRACE_S = 15.0
+"""How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
+KILL_WAIT_S = 2.0
+"""After SIGKILL, how long to wait for the kernel to report the worker gone."""
+
+
+@dataclass
+class SubAgent:
+    """One sub-agent's state as `get_subagent_result` reports it."""
+
+    id: str
+    agent: str
+    status: str = "queued"
+    result: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    turns: int = 0
+    error: str | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    process: anyio.abc.Process | None = None
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    stop_requested: bool = False
+    _turn_text: str = ""
+
+    def snapshot(self) -> dict[str, Any]:
+        """The structured result: agent_id, status, result, usage, turns (and error)."""
+        out = {
+            "agent_id": self.id,
+            "status": self.status,
+            "result": self.result,
+            "usage": self.usage,
+            "turns": self.turns,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """Fold one worker event into the state."""
+        kind = event.get("type")
+        if kind == "turn_start":
+            self.turns = max(self.turns, int(event.get("turn", 0)))
+            self._turn_text = ""
+        elif kind == "text_delta":
+            # The result so far: the text of the latest turn that said anything.
+            self._turn_text += str(event.get("text", ""))
+            self.result = self._turn_text
+        elif kind == "agent_end":
+            self.status = str(event.get("status", "error"))
+            self.result = str(event.get("result", "")) or self.result
+            self.usage = dict(event.get("usage") or {})
+            self.error = event.get("error")
+
+
+class SubagentManager:
+    """Spawns, tracks, steers and stops sub-agent workers; at most `max_concurrent` run."""
+
+    def __init__(
+        self,
+        tg: anyio.abc.TaskGroup,
+        *,
+        config_dir: Path | None,
+        workspace: Path,
+        state_home: Path,
+        default_model: str | None,
+        max_concurrent: int,
+    ) -> None:
+        self._tg = tg
+        self._config_dir = config_dir
+        self._workspace = workspace
+        self._logs = state_home / "serve"
+        self._default_model = default_model
+        self._limiter = anyio.CapacityLimiter(max_concurrent)
+        self.agents: dict[str, SubAgent] = {}
+
+    def spawn(
+        self,
+        prompt: str,
+        *,
+        agent: str,
+        ext: list[str],
+        model: str | None,
+        max_turns: int | None,
+    ) -> SubAgent:
+        """Queue a sub-agent; it runs as soon as a slot is free."""
+        entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
+        self.agents[entry.id] = entry
+        job = {
+            "prompt": prompt,
+            "agent": agent,
+            "ext": ext,
+            "model": model or self._default_model,
+            "max_turns": max_turns,
+            "config_dir": str(self._config_dir) if self._config_dir else None,
+            "workspace": str(self._workspace),
+        }
+        self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
+        return entry
+
+    def get(self, agent_id: str) -> SubAgent | None:
+        return self.agents.get(agent_id)
+
+    async def steer(self, entry: SubAgent, message: str) -> None:
+        """Deliver `message` at the sub-agent's next turn boundary."""
+        await self._send(entry, {"op": "steer", "message": message})
+
+    async def stop(self, entry: SubAgent) -> None:
+        """Stop the sub-agent and wait until its worker (and so its servers) is gone."""
+        entry.stop_requested = True
+        if entry.process is None and entry.status == "queued":
+            entry.status = "stopped"
+            entry.done.set()
+            return
+        await self._send(entry, {"op": "stop"})
+        with anyio.move_on_after(STOP_GRACE_S):
+            await entry.done.wait()
+
+    async def _send(self, entry: SubAgent, message: dict[str, Any]) -> None:
+        if entry.status in FINAL:
+            return
+        if entry.process is None or entry.process.stdin is None:
+            entry.pending.append(message)
+            return
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await entry.process.stdin.send((json.dumps(message) + "\n").encode())
+
+    async def _run(self, entry: SubAgent, job: dict[str, Any]) -> None:
+        try:
+            async with self._limiter:
+                if entry.stop_requested:
+                    entry.status = "stopped"
+                    return
+                entry.status = "running"
+                await self._drive(entry, job)
+        finally:
+            if entry.status not in FINAL:
+                entry.status = "error"
+                entry.error = entry.error or "worker ended without a final status"
+            entry.done.set()
+
+    async def _drive(self, entry: SubAgent, job: dict[str, Any]) -> None:
+        self._logs.mkdir(parents=True, exist_ok=True)
+        with (self._logs / f"{entry.id}.log").open("ab") as errlog:
+            process = await anyio.open_process(
+                [sys.executable, "-m", "launcher.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+                cwd=self._workspace,
+                # Its own group: a signal meant for serve's group must not cut a worker's
+                # shutdown short; serve ends its workers itself.
+                start_new_session=True,
+            )
+            entry.process = process
+            try:
+                assert process.stdin is not None and process.stdout is not None
+                await process.stdin.send((json.dumps(job) + "\n").encode())
+                for message in entry.pending:
+                    await self._send(entry, message)
+                entry.pending.clear()
+                buffer = b""
+                async for chunk in process.stdout:
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        with contextlib.suppress(ValueError):
+                            entry.observe(json.loads(line))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _end_worker(process)
+                if entry.status not in FINAL:
+                    entry.error = f"worker exited unexpectedly (status {process.returncode})"
+
+
+async def _end_worker(process: anyio.abc.Process) -> None:
+    """Close the worker's stdin (it stops and closes its session), wait, then kill it."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.aclose()
+    with anyio.move_on_after(STOP_GRACE_S):
+        await process.wait()
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGKILL)
+        with anyio.move_on_after(KILL_WAIT_S):
+            await process.wait()

@@ -1,0 +1,160 @@
+"""`subagent serve` as a real MCP server over stdio, driven by a plain SDK client.
+
+Sub-agents run as worker processes with the scripted model and the lazy stub server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
+from tests.e2e.spawn_support import stub, write_config
+
+pytestmark = pytest.mark.e2e
+
+LIMIT_S = 90.0
+"""Bounds each test; serve, a worker and a stub each pay an SDK import on 2 cores."""
+
+SCRIPTS = {
+    "quick.yaml": "steps:\n  - call: [{tool: lazy__echo, args: {text: hi}}]\n  - say: done quick\n",
+    "think.yaml": "steps:\n  - sleep: 3\n    say: first answer\n",
+    "long.yaml": "steps:\n  - sleep: 60\n    say: never\n",
+}
+
+
+@asynccontextmanager
+async def serve(tmp_path: Path) -> AsyncIterator[Client]:
+    for name, text in SCRIPTS.items():
+        (tmp_path / name).write_text(text)
+    config = write_config(
+        tmp_path / "cfg",
+        {
+            "lazy": stub(
+                "lazy",
+                "--marker",
+                str(tmp_path / "lazy.started"),
+                "--pidfile",
+                str(tmp_path / "lazy.pid"),
+            )
+        },
+    )
+    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
+    env.pop("SUBAGENT_CONFIG_DIR", None)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "launcher.cli", "serve", "--config-dir", str(config)],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    with (tmp_path / "serve.err").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=LIMIT_S) as c:
+            yield c
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert result.structured_content is not None, result
+    return dict(result.structured_content)
+
+
+@pytest.mark.anyio
+async def test_foreground_spawn_returns_the_answer_and_serve_starts_no_server_itself(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path) as client:
+            listed = await client.call_tool("list_agents", {})
+            assert "general-purpose" in listed.content[0].text
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert tools == {
+                "spawn_subagent",
+                "get_subagent_result",
+                "steer_subagent",
+                "stop_subagent",
+                "list_agents",
+            }
+            assert not (tmp_path / "lazy.started").exists()
+
+            result = await client.call_tool(
+                "spawn_subagent",
+                {"prompt": "go", "ext": ["lazy"], "model": f"scripted:{tmp_path / 'quick.yaml'}"},
+            )
+            assert not result.is_error
+            assert result.content[0].text == "done quick"
+            info = structured(result)
+            assert info["status"] == "completed"
+            assert info["turns"] == 2
+            assert info["usage"]["tool_calls"] == 1
+            # The worker started the server at its own session start, and ended it.
+            assert (tmp_path / "lazy.started").exists()
+            assert_all_gone([read_pid(tmp_path / "lazy.pid")], tmp_path / "nothing")
+
+            bad = await client.call_tool("spawn_subagent", {"prompt": "go", "agent": "nobody"})
+            assert bad.is_error
+            assert "nobody" in bad.content[0].text
+
+
+@pytest.mark.anyio
+async def test_background_steer_adds_a_turn_and_stop_ends_worker_and_servers(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path) as client:
+            spawned = await client.call_tool(
+                "spawn_subagent",
+                {
+                    "prompt": "go",
+                    "background": True,
+                    "model": f"scripted:{tmp_path / 'think.yaml'}",
+                },
+            )
+            agent_id = structured(spawned)["agent_id"]
+            # Steer once turn 1 is under way (the model "thinks" for 3 s).
+            for _ in range(300):
+                status = await client.call_tool("get_subagent_result", {"agent_id": agent_id})
+                if structured(status)["turns"] >= 1:
+                    break
+                await anyio.sleep(0.1)
+            steer = await client.call_tool(
+                "steer_subagent", {"agent_id": agent_id, "message": "Also check X."}
+            )
+            assert not steer.is_error
+            done = structured(
+                await client.call_tool("get_subagent_result", {"agent_id": agent_id, "wait": True})
+            )
+            assert done["status"] == "completed"
+            assert done["result"] == "first answer"
+            # Without the steering message the run would end after turn 1.
+            assert done["turns"] == 2
+
+            # The first sub-agent (no ext: every server) started and ended the stub too.
+            (tmp_path / "lazy.pid").unlink()
+            long = await client.call_tool(
+                "spawn_subagent",
+                {
+                    "prompt": "go",
+                    "ext": ["lazy"],
+                    "background": True,
+                    "model": f"scripted:{tmp_path / 'long.yaml'}",
+                },
+            )
+            long_id = structured(long)["agent_id"]
+            assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 30)
+            server_pid = read_pid(tmp_path / "lazy.pid")
+            assert wait_until(lambda: is_alive(server_pid), 5)
+            running = structured(
+                await client.call_tool("get_subagent_result", {"agent_id": long_id})
+            )
+            assert running["status"] == "running"
+            stopped = await client.call_tool("stop_subagent", {"agent_id": long_id})
+            assert structured(stopped)["status"] == "stopped"
+            assert_all_gone([server_pid], tmp_path / "nothing")
