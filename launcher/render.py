@@ -90,8 +90,7 @@ class SpawnRenderer:
             self.err.write(f"→ {event.name}\n")
         elif isinstance(event, ToolResultEvent):
             status = "error" if event.is_error else "ok"
-            first = event.content.strip().splitlines()[0] if event.content.strip() else ""
-            self.err.write(f"← {event.name}: {status} {_short(first, 80)}\n")
+            self.err.write(f"← {event.name}: {status} {_short(event.content, 80)}\n")
         elif isinstance(event, AgentEnd):
             self._newline()
             usage = event.usage
