@@ -17,7 +17,7 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
 from mcp import Client, MCPError
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.bridge.coalesce import Coalescer
@@ -257,7 +257,7 @@ class McpConnection:
                         started = True
                         task_status.started()
                     async for event in subscription:
-                        if type(event).__name__ == "ToolsListChanged":
+                        if isinstance(event, ToolsListChanged):
                             self.request_relist()
                 ended = "was closed by the server"
             except (MCPError, ListenNotSupportedError) as exc:
