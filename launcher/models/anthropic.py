@@ -10,8 +10,7 @@ import httpx
 
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
-from launcher.models.credentials import require_key
-from launcher.models.retry import RetryPolicy, post_stream
+from launcher.models.http_model import HttpModel
 from launcher.models.sse import iter_sse
 from launcher.tooltypes import ToolDef
 
@@ -79,33 +78,16 @@ class _Block:
     initial_input: dict[str, Any] = field(default_factory=dict)
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A Messages API model reached over an injected `httpx.AsyncClient`."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        http: httpx.AsyncClient,
-        api_key: str | None,
-        base_url: str = DEFAULT_BASE_URL,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        retry: RetryPolicy | None = None,
-        owns_http: bool = False,
-    ) -> None:
-        self.spec = f"{PROVIDER}:{model}"
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.max_tokens = max_tokens
-        self._api_key = require_key(PROVIDER, api_key, API_KEY_ENV, self.base_url)
-        self._http = http
-        self._owns_http = owns_http
-        self._retry = retry or RetryPolicy()
+    provider = PROVIDER
+    key_env = API_KEY_ENV
+    default_base_url = DEFAULT_BASE_URL
 
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it."""
-        if self._owns_http:
-            await self._http.aclose()
+    def __init__(self, model: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.max_tokens = max_tokens
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Stream one turn; text deltas go to `request.on_text` as they arrive."""
@@ -130,15 +112,7 @@ class AnthropicModel:
         async def handle(response: httpx.Response) -> ModelResponse:
             return await _read_stream(response, request)
 
-        return await post_stream(
-            self._http,
-            PROVIDER,
-            f"{self.base_url}/v1/messages",
-            headers=headers,
-            body=body,
-            handle=handle,
-            policy=self._retry,
-        )
+        return await self._post("/v1/messages", headers=headers, body=body, handle=handle)
 
 
 async def _read_stream(response: httpx.Response, request: ModelRequest) -> ModelResponse:

@@ -1,0 +1,62 @@
+"""What every HTTP provider shares: model name, base URL, key check, client, retries."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+import httpx
+
+from launcher.models.base import ModelResponse
+from launcher.models.credentials import require_key
+from launcher.models.retry import RetryPolicy, post_stream
+
+
+class HttpModel:
+    """Base of the streaming HTTP providers; subclasses build the body and read the stream."""
+
+    provider: ClassVar[str]
+    key_env: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        http: httpx.AsyncClient,
+        api_key: str | None,
+        base_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        owns_http: bool = False,
+    ) -> None:
+        self.spec = f"{self.provider}:{model}"
+        self.model = model
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self._api_key = require_key(self.provider, api_key, self.key_env, self.base_url)
+        self._http = http
+        self._owns_http = owns_http
+        self._retry = retry or RetryPolicy()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model created it."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def _post(
+        self,
+        path: str,
+        *,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        handle: Callable[[httpx.Response], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """POST a streaming request with the retry policy; `handle` reads the stream."""
+        return await post_stream(
+            self._http,
+            self.provider,
+            f"{self.base_url}{path}",
+            headers=headers,
+            body=body,
+            handle=handle,
+            policy=self._retry,
+        )
