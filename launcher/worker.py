@@ -98,9 +98,7 @@ async def run_job(job: Job) -> str:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read_control, control)
         try:
-            config = load_config(
-                Path(job.config_dir) if job.config_dir else None, cwd=workspace
-            )
+            config = load_config(Path(job.config_dir) if job.config_dir else None, cwd=workspace)
             agent = resolve_agent(config, job.agent)
             check_ext_names(config, job.ext)
             session = Session(
