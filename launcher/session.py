@@ -20,6 +20,7 @@ from launcher.errors import ServerError
 from launcher.events import (
     Event,
     EventBus,
+    ServerState,
     SessionEnd,
     SessionStart,
     ToolsChanged,
@@ -80,6 +81,10 @@ class Session:
         self.connections: dict[str, McpConnection] = {}
         self._watchdog: Watchdog | None = None
         self._closed = False
+        # What status() reports, read back from this session's own event stream.
+        self._server_states: dict[str, ServerState] = {}
+        self._server_tools: dict[str, set[str]] = {}
+        self.bus.subscribe(self._record)
 
     # ---- what the agent loop and the CLI read -------------------------------------------
 
@@ -96,15 +101,20 @@ class Session:
         return self.scope.allows(name, self.registry)
 
     def status(self) -> dict[str, ServerStatus]:
-        """Every configured server's state; servers never started are `not_started`."""
+        """Every configured server's state, from the event stream; never started: `not_started`.
+
+        State and error come from the server's last `server_state` event, the tool count
+        from its `tools_changed` events (which also follow list_changed re-lists).
+        """
         out: dict[str, ServerStatus] = {}
         for name in self.servers:
-            conn = self.connections.get(name)
-            if conn is None:
+            last = self._server_states.get(name)
+            if last is None:
                 out[name] = ServerStatus("not_started")
-            else:
-                state = conn.state if conn.state in ("connected", "failed", "closed") else "failed"
-                out[name] = ServerStatus(state, conn.tool_count, conn.error)
+                continue
+            # A server still `starting` has not made the ready barrier: it did not start.
+            state = last.state if last.state in ("connected", "failed", "closed") else "failed"
+            out[name] = ServerStatus(state, len(self._server_tools.get(name, ())), last.error)
         return out
 
     async def emit(self, event: Event) -> None:
@@ -179,6 +189,14 @@ class Session:
         # A tool its source marked unusable is rejected whatever the scope says.
         return entry.problem or self.scope.gate(entry)
 
+    async def _record(self, event: Event) -> None:
+        if isinstance(event, ServerState):
+            self._server_states[event.server] = event
+        elif isinstance(event, ToolsChanged) and event.source in self.servers:
+            tools = self._server_tools.setdefault(event.source, set())
+            tools.difference_update(event.removed)
+            tools.update(event.added)
+
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries
 
@@ -236,9 +254,11 @@ class Session:
         return make
 
     def _check_required(self) -> None:
-        for name, conn in self.connections.items():
-            if conn.spec.required and conn.state != "connected":
-                raise ServerError(name, f"required server failed: {conn.error or conn.state}")
+        for name, status in self.status().items():
+            if self.servers[name].required and name in self.connections:
+                if status.state != "connected":
+                    reason = status.error or status.state
+                    raise ServerError(name, f"required server failed: {reason}")
 
     def _route_sdk_logging(self) -> logging.Handler:
         """The SDK logs protocol noise (junk lines, tracebacks): keep it in the session log."""
