@@ -1,6 +1,6 @@
 """JSON Schema checks for MCP tools: is an announced input schema usable, are call arguments valid.
 
-Uses `jsonschema` (a dependency of the mcp SDK), imported only once tools arrive.
+Uses `jsonschema` (a declared dependency), imported only once tools arrive.
 """
 
 from __future__ import annotations
