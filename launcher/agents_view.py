@@ -37,10 +37,20 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 {
                     "name": name,
                     "description": "",
-                    "source": None,
+                    "source": broken_source(name, error),
                     "builtins": [],
                     "servers": [],
                     "error": error,
                 }
             )
     return rows
+
+
+def broken_source(name: str, error: str) -> str | None:
+    """The file of a broken agent, read from its error text (`PATH[:LINE]: ...`).
+
+    Discovery keys a broken file by its stem, so its path ends in `NAME.md`.
+    """
+    marker = f"{name}.md"
+    end = error.find(marker + ":")
+    return error[: end + len(marker)] if end > 0 else None
