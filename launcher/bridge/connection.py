@@ -24,7 +24,7 @@ from launcher.bridge.coalesce import Coalescer
 from launcher.bridge.elicitation import accept_with_defaults
 from launcher.bridge.process import StdioChild, server_environment, stdio_transport
 from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
-from launcher.bridge.schemas import argument_error, valid_schema
+from launcher.bridge.schemas import ArgumentChecker, valid_schema
 from launcher.bridge.watchdog import Watchdog
 from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
@@ -91,7 +91,7 @@ class McpConnection:
         self.tool_count = 0
         self.listings = 0
         self.skipped_tools: list[str] = []
-        self._schemas: dict[str, dict[str, Any]] = {}
+        self._checkers: dict[str, ArgumentChecker] = {}
         self.protocol_version: str | None = None
         self.ready = anyio.Event()
         self.done = anyio.Event()
@@ -128,8 +128,8 @@ class McpConnection:
         client = self._client
         if client is None or self.state != "connected" or self.lost:
             return ToolResult(content=self._unavailable(), is_error=True)
-        schema = self._schemas.get(tool)
-        problem = argument_error(schema, arguments) if schema is not None else None
+        checker = self._checkers.get(tool)
+        problem = checker.error(arguments) if checker is not None else None
         if problem is not None:
             # Checked here, not left to the server: many never validate and fail obscurely.
             return ToolResult(
@@ -337,7 +337,15 @@ class McpConnection:
         if self.state == "failed":
             return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
-        self._schemas = {d.name: d.input_schema for d in defs if d.problem is None}
+        # Compiled once per listing, kept while a tool's schema is unchanged.
+        old = self._checkers
+        self._checkers = {
+            d.name: old[d.name]
+            if d.name in old and old[d.name].schema == d.input_schema
+            else ArgumentChecker(d.input_schema)
+            for d in defs
+            if d.problem is None
+        }
         await self._on_tools(defs)
 
     def _with_exit_status(self, reason: str) -> str:

@@ -41,6 +41,8 @@ def _block_text(block: Any) -> str:
 
 def cap_text(text: str, limit: int) -> str:
     """Cut `text` to at most `limit` bytes of UTF-8, with a note saying how much was cut."""
+    if len(text) * 4 <= limit:
+        return text  # no character takes more than 4 bytes: no need to encode to know
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_ERROR_CHARS = 300
@@ -29,10 +30,93 @@ def valid_schema(schema: Any) -> bool:
 
 def argument_error(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     """Why `arguments` do not match the tool's input schema, or None if they do."""
-    try:
-        validator = _validator(_key(schema))
-    except (TypeError, ValueError):
-        return None  # an unserialisable schema was never offered; let the server judge
+    return ArgumentChecker(schema).error(arguments)
+
+
+class ArgumentChecker:
+    """One tool's argument check, compiled once per listing rather than once per call.
+
+    Simple flat object schemas (the common case) are checked in plain Python; anything
+    else, and every error message, is left to jsonschema, so the verdicts are its own.
+    """
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.fast: Callable[[dict[str, Any]], bool] | None = _simple_check(schema)
+        self._validator: Any = None
+
+    def error(self, arguments: dict[str, Any]) -> str | None:
+        """Why `arguments` do not match the schema, or None if they do."""
+        if self.fast is not None and self.fast(arguments):
+            return None
+        if self._validator is None:
+            try:
+                self._validator = _validator(_key(self.schema))
+            except (TypeError, ValueError):
+                return None  # an unserialisable schema was never offered; let the server judge
+        return _first_error(self._validator, arguments)
+
+
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    # Draft 7: 1.0 is an integer; a bool is never a number.
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated", "format"}
+)
+"""Keywords that never fail validation (`format` is not asserted without a format checker)."""
+_TOP_LEVEL = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
+
+
+def _simple_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """A plain-Python validity test for a flat object schema, or None if it is not one.
+
+    The test returning True means jsonschema would accept; False means "ask jsonschema".
+    """
+    if not isinstance(schema, dict) or not set(schema) <= _TOP_LEVEL:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    additional = schema.get("additionalProperties", True)
+    if schema.get("type", "object") != "object" or not isinstance(properties, dict):
+        return None
+    if not isinstance(additional, bool) or not isinstance(required, list):
+        return None
+    tests: dict[str, Callable[[Any], bool] | None] = {}
+    for name, sub in properties.items():
+        if not isinstance(sub, dict) or not set(sub) <= _ANNOTATIONS | {"type"}:
+            return None
+        kind = sub.get("type")
+        if kind is not None and (not isinstance(kind, str) or kind not in _TYPE_TESTS):
+            return None
+        tests[name] = _TYPE_TESTS[kind] if kind is not None else None
+
+    def check(arguments: dict[str, Any]) -> bool:
+        if not isinstance(arguments, dict) or any(n not in arguments for n in required):
+            return False
+        for key, value in arguments.items():
+            if key not in tests:
+                if not additional:
+                    return False
+                continue
+            test = tests[key]
+            if test is not None and not test(value):
+                return False
+        return True
+
+    return check
+
+
+def _first_error(validator: Any, arguments: dict[str, Any]) -> str | None:
     error = next(iter(validator.iter_errors(arguments)), None)
     if error is None:
         return None
