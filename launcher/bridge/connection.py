@@ -1,29 +1,28 @@
 """McpConnection: one MCP server's life, from connect to the last process gone.
 
 One owner task (`run`) enters and leaves every SDK context; other tasks only call
-`call()` and `close()`. Tools go out through `on_tools` as complete lists.
+`call()` and `close()`. Tools go out through `on_tools` as complete lists. This module
+does not import the SDK: `run` spawns a stdio server first and then loads
+`launcher.bridge.sdk`, so the SDK import overlaps the server's start-up.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import math
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import IO, Any
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
-import mcp_types as types
 from anyio.abc import TaskStatus
-from mcp import Client, MCPError
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, ToolsListChanged
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.bridge.coalesce import Coalescer
-from launcher.bridge.elicitation import accept_with_defaults
-from launcher.bridge.process import StdioChild, server_environment, stdio_transport
-from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
+from launcher.bridge.process import StdioChild, server_environment, spawn_server, stop_process_group
 from launcher.bridge.schemas import ArgumentChecker, valid_schema
 from launcher.bridge.watchdog import Watchdog
 from launcher.config.expand import mask_secrets
@@ -56,6 +55,27 @@ INVALID_SCHEMA = "invalid input schema"
 """The muted reason of a tool whose input schema a model API would reject."""
 
 ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp import Client
+
+_sdk: ModuleType | None = None
+_sdk_lock = threading.Lock()
+
+
+def _import_sdk() -> ModuleType:
+    global _sdk
+    # One importer at a time: threads importing one package at once can see it half-made.
+    with _sdk_lock:
+        if _sdk is None:
+            _sdk = importlib.import_module("launcher.bridge.sdk")
+        return _sdk
+
+
+async def load_sdk() -> ModuleType:
+    """`launcher.bridge.sdk`, imported in a worker thread the first time (the loop runs on)."""
+    return _sdk if _sdk is not None else await anyio.to_thread.run_sync(_import_sdk)
 
 
 def stderr_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
@@ -101,6 +121,7 @@ class McpConnection:
         self._workspace = workspace
         self._watchdog = watchdog
         self._client: Client | None = None
+        self._sdk: ModuleType | None = None
         self._closing = anyio.Event()
         self._relister = Coalescer()
         self._child = StdioChild()
@@ -125,8 +146,8 @@ class McpConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call one tool with the server's tool_timeout; every failure is an error result."""
-        client = self._client
-        if client is None or self.state != "connected" or self.lost:
+        client, sdk = self._client, self._sdk
+        if client is None or sdk is None or self.state != "connected" or self.lost:
             return ToolResult(content=self._unavailable(), is_error=True)
         checker = self._checkers.get(tool)
         problem = checker.error(arguments) if checker is not None else None
@@ -139,7 +160,7 @@ class McpConnection:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
-            failed = from_exception(
+            failed = sdk.from_exception(
                 exc,
                 server=self.spec.name,
                 tool=tool,
@@ -148,7 +169,7 @@ class McpConnection:
             )
             failed.content = self._redact(failed.content)
             return failed
-        return from_call_result(result, self.spec.max_result_bytes)
+        return sdk.from_call_result(result, self.spec.max_result_bytes)
 
     def _unavailable(self) -> str:
         if self.state == "failed" and self.error:
@@ -167,7 +188,7 @@ class McpConnection:
                     await self._run(errlog)
                 except Exception as exc:
                     if self.state != "failed":
-                        await self._fail(self._with_exit_status(describe_startup_error(exc)))
+                        await self._fail(self._with_exit_status(await _describe(exc)))
                 finally:
                     self._client = None
                     self.ready.set()
@@ -182,10 +203,10 @@ class McpConnection:
     async def _run(self, errlog: IO[bytes]) -> None:
         with anyio.CancelScope() as life:
             life.deadline = anyio.current_time() + self.spec.startup_timeout
-            async with self._open_client(errlog) as client:
+            async with self._open_client(errlog) as (sdk, client):
                 self.protocol_version = client.protocol_version
                 async with anyio.create_task_group() as tg:
-                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    if client.protocol_version in sdk.MODERN_PROTOCOL_VERSIONS:
                         # Opened before the first listing: a change in between is not replayed.
                         await tg.start(self._listener, client)
                     await self._relist(client)
@@ -205,37 +226,52 @@ class McpConnection:
             )
 
     @asynccontextmanager
-    async def _open_client(self, errlog: IO[bytes]) -> AsyncIterator[Client]:
+    async def _open_client(self, errlog: IO[bytes]) -> AsyncIterator[tuple[ModuleType, Client]]:
         spec = self.spec
         async with AsyncExitStack() as stack:
+            if spec.type == "stdio":
+                # Spawned before the SDK is loaded: the import overlaps the server's start-up.
+                await self._spawn(stack, errlog)
+            self._sdk = sdk = await load_sdk()
             if spec.type == "http":
-                from mcp.client.streamable_http import streamable_http_client
-                from mcp.shared._httpx_utils import create_mcp_http_client
-
-                http = await stack.enter_async_context(create_mcp_http_client(headers=spec.headers))
-                transport: Any = streamable_http_client(spec.url or "", http_client=http)
+                transport: Any = await sdk.http_transport(stack, spec.url or "", spec.headers)
             else:
-                cwd = self._workspace / spec.cwd if spec.cwd else self._workspace
-                transport = stdio_transport(
-                    spec.command or "",
-                    list(spec.args),
-                    env=server_environment(dict(spec.env)),
-                    cwd=cwd,
-                    errlog=errlog,
-                    child=self._child,
-                    on_spawn=self._watchdog.guard if self._watchdog else None,
-                    on_exit=self._watchdog.release if self._watchdog else None,
-                )
-            client = Client(
+                transport = sdk.stdio_transport(self._child)
+            client = sdk.Client(
                 transport,
                 message_handler=self._on_message,
-                elicitation_callback=accept_with_defaults,
+                elicitation_callback=sdk.accept_with_defaults,
                 read_timeout_seconds=self.spec.tool_timeout,
             )
-            yield await stack.enter_async_context(client)
+            yield sdk, await stack.enter_async_context(client)
+
+    async def _spawn(self, stack: AsyncExitStack, errlog: IO[bytes]) -> None:
+        """Start the stdio server; `stack` ends its group even if the transport never ran."""
+        spec = self.spec
+        process = await spawn_server(
+            spec.command or "",
+            list(spec.args),
+            env=server_environment(dict(spec.env)),
+            cwd=self._workspace / spec.cwd if spec.cwd else self._workspace,
+            errlog=errlog,
+        )
+        self._child.pid = process.pid
+        self._child.process = process
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.guard(process.pid)
+            stack.callback(watchdog.release, process.pid)
+
+        async def stop() -> None:
+            # The transport normally stopped the group already; then this returns at once.
+            with anyio.CancelScope(shield=True):
+                await stop_process_group(process)
+
+        stack.push_async_callback(stop)
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        sdk = self._sdk
+        if sdk is not None and isinstance(message, sdk.ToolListChangedNotification):
             self.request_relist()
         elif isinstance(message, Exception):
             self._note(f"protocol error from server: {type(message).__name__}: {message}")
@@ -244,6 +280,7 @@ class McpConnection:
         self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """2026-07-28 list_changed: follow the listen stream, re-opening it when it drops."""
+        sdk = self._sdk or await load_sdk()
         started = False
         for attempt in range(LISTEN_REOPENS + 1):
             if attempt:
@@ -257,16 +294,16 @@ class McpConnection:
                         started = True
                         task_status.started()
                     async for event in subscription:
-                        if isinstance(event, ToolsListChanged):
+                        if isinstance(event, sdk.ToolsListChanged):
                             self.request_relist()
                 ended = "was closed by the server"
-            except (MCPError, ListenNotSupportedError) as exc:
+            except sdk.LISTEN_FAILURES as exc:
                 if not started:
                     self._note(f"listen stream unavailable, late tools will not be seen: {exc}")
                     task_status.started()
                     return
                 ended = f"could not be re-opened: {exc}"
-            except (SubscriptionLost, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            except sdk.LISTEN_LOSSES as exc:
                 ended = f"was lost: {exc}"
             if self._closing.is_set() or self._child.lost.is_set():
                 break
@@ -393,3 +430,12 @@ class McpConnection:
                 f.write(f"{NOTE_PREFIX}{line}\n")
         except OSError:
             pass
+
+
+async def _describe(exc: Exception) -> str:
+    """A failed start's reason, in the SDK's terms when the SDK could be loaded at all."""
+    try:
+        sdk = await load_sdk()
+    except Exception:
+        return f"{type(exc).__name__}: {exc}"
+    return sdk.describe_startup_error(exc)

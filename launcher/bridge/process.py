@@ -1,8 +1,10 @@
-"""A stdio MCP transport that owns its server's process group.
+"""A stdio server's process group: its environment, its spawn, and its end.
 
 The SDK's `stdio_client` hides the child's pid and kills the group only when the
 leader outlives stdin EOF, which orphans grandchildren (see notes/mcp-sdk-v2.md).
-This transport records the pid, logs stderr to a file and always ends the group.
+Here the server runs in its own group, logs stderr to a file and the group always ends.
+SDK-free on purpose: a server is spawned before the SDK is imported (that import costs
+more than half a second, which then overlaps the server's own start-up).
 """
 
 from __future__ import annotations
@@ -11,17 +13,13 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import anyio
-import anyio.lowlevel
-import mcp_types as types
 from anyio.abc import Process
-from mcp.shared.message import SessionMessage
 
 EOF_GRACE_S = 2.0
 """How long a server may take to exit on its own after its stdin closes (MCP spec step 1)."""
@@ -31,12 +29,6 @@ GROUP_SWEEP_S = 0.3
 """After the leader is gone, how long stragglers in its group get to honour SIGTERM."""
 POLL_S = 0.02
 """Interval for polling process and group liveness; waits are short and bounded."""
-WRITER_FLUSH_S = 0.5
-"""Time for already-accepted outgoing messages to be written before stdin closes."""
-EXIT_POLL_S = 0.2
-"""How often a live server's leader is checked for exit (a grandchild may hold stdout open)."""
-EXIT_EOF_GRACE_S = 0.5
-"""After the leader exits, time for stdout to drain to EOF before the server counts as lost."""
 
 BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """The minimal environment every server gets on top of what its spec declares."""
@@ -129,101 +121,17 @@ class StdioChild:
         return self.returncode
 
 
-def _parse_line(line: str) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        # A lying server: the session sees the error and goes on.
-        return exc
-
-
-@asynccontextmanager
-async def stdio_transport(
-    command: str,
-    args: list[str],
-    *,
-    env: dict[str, str],
-    cwd: str | Path | None,
-    errlog: IO[Any],
-    child: StdioChild,
-    on_spawn: Callable[[int], None] | None = None,
-    on_exit: Callable[[int], None] | None = None,
-) -> AsyncIterator[tuple[Any, Any]]:
-    """Spawn the server in its own session and yield the SDK's (read, write) streams."""
+async def spawn_server(
+    command: str, args: list[str], *, env: dict[str, str], cwd: Path | None, errlog: IO[bytes]
+) -> Process:
+    """Start the server as the leader of a new session and process group, stderr to `errlog`."""
     if cwd is not None and not await anyio.Path(cwd).is_dir():
         # Checked first: exec would blame the command ("command not found: <cwd>").
         raise SpawnError(f"working directory does not exist: {cwd}")
-    process = await anyio.open_process(
+    return await anyio.open_process(
         [resolve_command(command), *args],
         env=env,
         cwd=cwd,
         stderr=errlog,
         start_new_session=True,
     )
-    child.pid = process.pid
-    child.process = process
-    if on_spawn is not None:
-        on_spawn(process.pid)
-    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
-    writer_done = anyio.Event()
-
-    async def reader() -> None:
-        assert process.stdout is not None
-        buffer = b""
-        with read_in:
-            try:
-                async for chunk in process.stdout:
-                    buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for raw in lines:
-                        if raw.strip():
-                            await read_in.send(_parse_line(raw.decode("utf-8", "replace")))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                pass
-            finally:
-                # Set before read_in closes: whoever then sees "connection closed" knows why.
-                child.lost.set()
-
-    async def watch_exit() -> None:
-        # A grandchild that inherited stdout keeps the pipe open after the leader dies.
-        while process.returncode is None:  # noqa: ASYNC110
-            await anyio.sleep(EXIT_POLL_S)
-        # Normally stdout reaches EOF at once; let the reader deliver what is still buffered.
-        with anyio.move_on_after(EXIT_EOF_GRACE_S):
-            await child.lost.wait()
-        child.lost.set()
-
-    async def writer() -> None:
-        assert process.stdin is not None
-        try:
-            async with write_out:
-                async for message in write_out:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(data.encode() + b"\n")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server's stdin broke: it is gone, whatever its stdout still says.
-            child.lost.set()
-            read_in.close()
-        finally:
-            writer_done.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(reader)
-        tg.start_soon(writer)
-        tg.start_soon(watch_exit)
-        try:
-            yield read_out, write_in
-        finally:
-            with anyio.CancelScope(shield=True):
-                write_in.close()
-                with anyio.move_on_after(WRITER_FLUSH_S):
-                    await writer_done.wait()
-                await stop_process_group(process)
-                if on_exit is not None:
-                    on_exit(process.pid)
-                read_out.close()
-                if process.stdout is not None:
-                    with contextlib.suppress(OSError, anyio.BrokenResourceError):
-                        await process.stdout.aclose()
-            tg.cancel_scope.cancel()
