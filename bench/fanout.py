@@ -110,8 +110,8 @@ def run(quick: bool = False) -> list[Result]:
             "cold first session ÷ warm session, 1 server (no goal)",
             cold / one,
             None,
-            f"{cold * 1000:.0f} ms vs {one * 1000:.0f} ms: a fresh process imports the SDK "
-            "before it spawns servers",
+            f"{cold * 1000:.0f} ms vs {one * 1000:.0f} ms: a fresh process loads the SDK "
+            "while its servers start",
         ),
     ]
 
