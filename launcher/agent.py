@@ -118,10 +118,8 @@ class AgentLoop:
         error: str | None = None
         with anyio.CancelScope() as scope:
             self._stop_scope = scope
-            if self._stop_requested:
-                scope.cancel()  # stopped before the run began (e.g. while servers started)
             try:
-                while True:
+                while not self._stop_requested:
                     self._deliver_steering()
                     wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
                     if wrap_up:
@@ -133,8 +131,6 @@ class AgentLoop:
                         break
                     if done and not self._steering:
                         self.status = "completed"
-                        break
-                    if self._stop_requested:
                         break
             except SubagentError as exc:
                 self.status, error = "error", str(exc)
@@ -186,22 +182,30 @@ class AgentLoop:
             Message(role="assistant", content=response.text, tool_calls=list(calls))
         )
         if calls:
-            results = await self._run_calls(turn, calls)
-            for call, result in zip(calls, results, strict=True):
-                self.messages.append(
-                    Message(
-                        role="tool",
-                        content=result.content,
-                        tool_call_id=call.id,
-                        name=call.name,
-                        is_error=result.is_error,
+            results: list[ToolResult | None] = [None] * len(calls)
+            try:
+                await self._run_calls(turn, calls, results)
+            finally:
+                # Even when a stop cancels the calls, every call gets its answer: a
+                # resumed conversation with an unanswered tool call is rejected by APIs.
+                for call, result in zip(calls, results, strict=True):
+                    result = result or ToolResult("Stopped before this call finished.", True)
+                    self.messages.append(
+                        Message(
+                            role="tool",
+                            content=result.content,
+                            tool_call_id=call.id,
+                            name=call.name,
+                            is_error=result.is_error,
+                        )
                     )
-                )
         await self.host.emit(TurnEnd(turn=turn))
         return not calls
 
-    async def _run_calls(self, turn: int, calls: list[ToolCall]) -> list[ToolResult]:
-        results: list[ToolResult | None] = [None] * len(calls)
+    async def _run_calls(
+        self, turn: int, calls: list[ToolCall], results: list[ToolResult | None]
+    ) -> None:
+        """Run one turn's calls in parallel, filling `results` in call order."""
 
         async def one(index: int, call: ToolCall) -> None:
             await self.host.emit(
@@ -223,13 +227,11 @@ class AgentLoop:
         async with anyio.create_task_group() as tg:
             for index, call in enumerate(calls):
                 tg.start_soon(one, index, call)
-        return [
-            r if r is not None else not_available(c.name)
-            for r, c in zip(results, calls, strict=True)
-        ]
 
     async def _execute(self, call: ToolCall) -> ToolResult:
         """The call-time veto, then the call through the registry entry's own caller."""
+        if self._stop_requested:
+            return ToolResult("The sub-agent was stopped; this call was not run.", True)
         if not self.host.allows(call.name):
             return not_available(call.name)
         entry = self.host.registry.get(call.name)

@@ -9,9 +9,9 @@ import pytest
 
 from launcher.agent import AgentLoop
 from launcher.events import AgentEnd, Event
-from launcher.models.base import ModelRequest, ModelResponse
+from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall
 from launcher.registry import ToolRegistry
-from launcher.tooltypes import ToolEntry
+from launcher.tooltypes import ToolEntry, ToolResult
 
 
 class Host:
@@ -66,3 +66,75 @@ async def test_stop_requested_before_the_run_began_is_honoured() -> None:
     with anyio.fail_after(5):
         end = await loop.run("hi")
     assert end.status == "stopped"
+
+
+class Tools(Host):
+    """A host with one real registry tool, `slow`, that records its calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[dict[str, Any]] = []
+
+        async def slow(arguments: dict[str, Any]) -> ToolResult:
+            self.calls.append(arguments)
+            await anyio.sleep(3600)
+            return ToolResult("never")
+
+        self.registry.add_local([ToolEntry("ls", "builtin", "ls", "", {"type": "object"}, slow)])
+
+    def active(self) -> list[ToolEntry]:
+        return self.registry.entries()
+
+    def allows(self, name: str) -> bool:
+        return self.registry.get(name) is not None
+
+
+class CallingModel:
+    """Asks for two calls of `ls` at once, without ever awaiting (like the scripted model)."""
+
+    spec = "calling:model"
+
+    def __init__(self) -> None:
+        self.seen: list[list[Message]] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.seen.append(list(request.messages))
+        if len(self.seen) > 1:
+            return ModelResponse(text="resumed fine")
+        return ModelResponse(tool_calls=[ToolCall("c1", "ls", {}), ToolCall("c2", "ls", {})])
+
+
+@pytest.mark.anyio
+async def test_stop_before_run_runs_no_turn_and_no_tool_even_without_an_await() -> None:
+    host = Tools()
+    loop = AgentLoop(host, CallingModel())
+    loop.stop()
+    end = await loop.run("hi")
+    assert end.status == "stopped"
+    assert host.calls == []
+    assert end.usage["turns"] == 0
+
+
+@pytest.mark.anyio
+async def test_stop_mid_call_answers_every_call_so_a_resume_is_well_formed() -> None:
+    host = Tools()
+    model = CallingModel()
+    loop = AgentLoop(host, model)
+    async with anyio.create_task_group() as tg:
+
+        async def stop_soon() -> None:
+            await anyio.sleep(0.2)
+            loop.stop()
+
+        tg.start_soon(stop_soon)
+        with anyio.fail_after(5):
+            first = await loop.run("hi")
+    assert first.status == "stopped"
+    assert len(host.calls) == 2
+    tool_messages = [m for m in loop.messages if m.role == "tool"]
+    assert [m.tool_call_id for m in tool_messages] == ["c1", "c2"]
+    assert all(m.is_error for m in tool_messages)
+
+    second = await loop.run("go on")
+    assert second.status == "completed"
+    assert [m.role for m in model.seen[1]] == ["user", "assistant", "tool", "tool", "user"]
