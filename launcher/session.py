@@ -79,8 +79,13 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         self.registry = ToolRegistry(gate=self._gate)
         self.connections: dict[str, McpConnection] = {}
-        self._watchdog: Watchdog | None = None
+        from launcher.bridge.watchdog import Watchdog
+
+        # Starts its process only when a first process group needs guarding.
+        self._watchdog: Watchdog = Watchdog()
         self._closed = False
+        self._barrier: anyio.CancelScope | None = None
+        self._start_aborted = False
         # What status() reports, read back from this session's own event stream.
         self._server_states: dict[str, ServerState] = {}
         self._server_tools: dict[str, set[str]] = {}
@@ -143,8 +148,12 @@ class Session:
                 try:
                     if to_start:
                         self._start_servers(tg, to_start)
-                        await self.ready()
-                    self._check_required()
+                        with anyio.CancelScope() as self._barrier:
+                            if self._start_aborted:
+                                self._barrier.cancel()
+                            await self.ready()
+                    if not self._start_aborted:
+                        self._check_required()
                     outcome.append(await body(self))
                 except Exception as exc:
                     # Raised after the task group: from inside, it would leave wrapped in an
@@ -161,11 +170,16 @@ class Session:
             return outcome[0]
         finally:
             with anyio.CancelScope(shield=True):
-                if self._watchdog is not None:
-                    await anyio.to_thread.run_sync(self._watchdog.close)
+                await anyio.to_thread.run_sync(self._watchdog.close)
                 logging.getLogger("mcp").removeHandler(sdk_log)
                 sdk_log.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
+
+    def abort_start(self) -> None:
+        """Stop waiting for the ready barrier (the run was stopped while servers started)."""
+        self._start_aborted = True
+        if self._barrier is not None:
+            self._barrier.cancel()
 
     async def ready(self) -> None:
         """The ready barrier: every started server listed its tools once, or failed."""
@@ -201,17 +215,14 @@ class Session:
         from launcher.tools import builtin_entries, memory_entries
 
         names = [n for n in self.scope.builtin_names() if not n.startswith("memory_")]
-        entries = builtin_entries(self.workspace, names)
+        entries = builtin_entries(self.workspace, names, group_guard=self._watchdog)
         if self.agent.memory is not None:
             entries += memory_entries(self.agent.name, self.agent.memory, self.workspace, self.home)
         self.registry.add_local(entries)
 
     def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
         from launcher.bridge.connection import McpConnection
-        from launcher.bridge.watchdog import Watchdog
 
-        if any(self.servers[n].type == "stdio" for n in names):
-            self._watchdog = Watchdog()
         for name in names:
             spec = self.servers[name]
             conn = McpConnection(

@@ -30,7 +30,8 @@ class Watchdog:
         if self._proc is None:
             try:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "launcher.bridge.watchdog"],
+                    # -P: a `launcher/` or other package in the cwd must not shadow ours.
+                    [sys.executable, "-P", "-m", "launcher.bridge.watchdog"],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,

@@ -8,6 +8,7 @@ import signal
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream
@@ -67,11 +68,22 @@ def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
 
 
-async def run_bash(command: str, cwd: Path, time_limit: float, cap: int) -> ToolResult:
+class GroupGuard(Protocol):
+    """Kills a process group if the launcher dies mid-call (the session's watchdog)."""
+
+    def guard(self, pgid: int) -> None: ...
+
+    def release(self, pgid: int) -> None: ...
+
+
+async def run_bash(
+    command: str, cwd: Path, time_limit: float, cap: int, guard: GroupGuard | None = None
+) -> ToolResult:
     """Run `bash -c command`; stdout and stderr merged, capped; the group dies at the end.
 
     Background processes the command started do not outlive the call: the whole process
-    group is killed when the shell exits or the timeout fires.
+    group is killed when the shell exits or the timeout fires, and by `guard` if the
+    launcher itself is killed meanwhile.
     """
     output = CappedOutput(cap)
     process = await anyio.open_process(
@@ -84,11 +96,15 @@ async def run_bash(command: str, cwd: Path, time_limit: float, cap: int) -> Tool
         start_new_session=True,
     )
     assert process.stdout is not None
+    if guard is not None:
+        guard.guard(process.pid)
     try:
         with anyio.move_on_after(time_limit) as deadline:
             await _collect(process, process.stdout, output)
     finally:
         _kill_group(process.pid)
+        if guard is not None:
+            guard.release(process.pid)
         with anyio.move_on_after(REAP_GRACE_S, shield=True):
             await process.aclose()
     text = output.text()

@@ -8,7 +8,7 @@ from typing import Any
 
 from launcher.config.types import BUILTIN_TOOLS
 from launcher.errors import ToolError
-from launcher.tools.bash import MAX_BASH_TIMEOUT_S, run_bash
+from launcher.tools.bash import MAX_BASH_TIMEOUT_S, GroupGuard, run_bash
 from launcher.tools.common import get_float, get_str, in_thread, safe_caller
 from launcher.tools.files import edit_file, read_file, write_file
 from launcher.tools.search import find_paths, grep_files, list_dir
@@ -110,8 +110,12 @@ def builtin_entries(
     *,
     bash_timeout: float = 120.0,
     output_cap: int = 64 * 1024,
+    group_guard: GroupGuard | None = None,
 ) -> list[ToolEntry]:
     """Entries for the requested built-ins, in BUILTIN_TOOLS order.
+
+    `group_guard` (the session's watchdog) keeps bash's process groups from outliving
+    a launcher that is killed mid-call.
 
     Unknown names raise ValueError (config validation should have caught them).
     """
@@ -126,7 +130,7 @@ def builtin_entries(
             continue
         description, schema = _SPECS[name]
         if name == "bash":
-            call = _bash_caller(ws, bash_timeout, output_cap)
+            call = _bash_caller(ws, bash_timeout, output_cap, group_guard)
         else:
             call = _file_caller(name, _FILE_TOOLS[name], ws, output_cap)
         entries.append(ToolEntry(name, "builtin", name, description, schema, call))
@@ -137,12 +141,14 @@ def _file_caller(name: str, run: FileTool, ws: Workspace, cap: int) -> ToolCalle
     return in_thread(name, lambda args: run(ws, args, cap))
 
 
-def _bash_caller(ws: Workspace, default_timeout: float, cap: int) -> ToolCaller:
+def _bash_caller(
+    ws: Workspace, default_timeout: float, cap: int, guard: GroupGuard | None
+) -> ToolCaller:
     async def call(args: dict[str, Any]) -> ToolResult:
         command = get_str(args, "command")
         if not command.strip():
             raise ToolError("command is empty")
         timeout = min(get_float(args, "timeout") or default_timeout, MAX_BASH_TIMEOUT_S)
-        return await run_bash(command, ws.root, timeout, cap)
+        return await run_bash(command, ws.root, timeout, cap, guard)
 
     return safe_caller("bash", call)
