@@ -137,6 +137,14 @@ class SubagentManager:
         await self._send(entry, {"op": "stop"})
         with anyio.move_on_after(STOP_GRACE_S):
             await entry.done.wait()
+        if not entry.done.is_set() and entry.process is not None:
+            # It did not stop in time: end it (its watchdog then ends its servers).
+            with anyio.CancelScope(shield=True):
+                await _end_worker(entry.process, grace_s=0.0)
+            with anyio.move_on_after(KILL_WAIT_S):
+                await entry.done.wait()
+        if entry.status not in FINAL:
+            entry.status = "stopped"
 
     async def _send(self, entry: SubAgent, message: dict[str, Any]) -> None:
         if entry.status in FINAL:
@@ -145,7 +153,7 @@ class SubagentManager:
             entry.pending.append(message)
             return
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await entry.process.stdin.send((json.dumps(message) + "\n").encode())
+            await entry.process.stdin.send(_line(message))
 
     async def _run(self, entry: SubAgent, job: dict[str, Any]) -> None:
         try:
@@ -155,17 +163,25 @@ class SubagentManager:
                     return
                 entry.status = "running"
                 await self._drive(entry, job)
+        except Exception as exc:
+            # One sub-agent's failure (e.g. its workspace vanished) must not end serve.
+            entry.status = "error"
+            entry.error = f"worker failed: {type(exc).__name__}: {exc}"
         finally:
             if entry.status not in FINAL:
-                entry.status = "error"
-                entry.error = entry.error or "worker ended without a final status"
+                if entry.stop_requested:
+                    entry.status, entry.error = "stopped", None
+                else:
+                    entry.status = "error"
+                    entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
 
     async def _drive(self, entry: SubAgent, job: dict[str, Any]) -> None:
         self._logs.mkdir(parents=True, exist_ok=True)
         with (self._logs / f"{entry.id}.log").open("ab") as errlog:
             process = await anyio.open_process(
-                [sys.executable, "-m", "launcher.worker"],
+                # -P: the user's workspace (the cwd) must not shadow our own packages.
+                [sys.executable, "-P", "-m", "launcher.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errlog,
@@ -174,20 +190,26 @@ class SubagentManager:
                 # shutdown short; serve ends its workers itself.
                 start_new_session=True,
             )
-            entry.process = process
             try:
                 assert process.stdin is not None and process.stdout is not None
-                await process.stdin.send((json.dumps(job) + "\n").encode())
-                for message in entry.pending:
-                    await self._send(entry, message)
+                # The job, then what was queued before the worker existed, in order; only
+                # then may steer/stop write to the worker directly.
+                queued = [job, *entry.pending]
                 entry.pending.clear()
+                await process.stdin.send(b"".join(_line(m) for m in queued))
+                entry.process = process
+                late, entry.pending = entry.pending, []  # queued while the job was written
+                if late:
+                    await process.stdin.send(b"".join(_line(m) for m in late))
                 buffer = b""
                 async for chunk in process.stdout:
                     buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for line in lines:
+                    *complete, buffer = buffer.split(b"\n")
+                    for raw in complete:
                         with contextlib.suppress(ValueError):
-                            entry.observe(json.loads(line))
+                            event = json.loads(raw)
+                            if isinstance(event, dict):
+                                entry.observe(event)
             finally:
                 with anyio.CancelScope(shield=True):
                     await _end_worker(process)
@@ -195,12 +217,16 @@ class SubagentManager:
                     entry.error = f"worker exited unexpectedly (status {process.returncode})"
 
 
-async def _end_worker(process: anyio.abc.Process) -> None:
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+async def _end_worker(process: anyio.abc.Process, grace_s: float = STOP_GRACE_S) -> None:
     """Close the worker's stdin (it stops and closes its session), wait, then kill it."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    with anyio.move_on_after(STOP_GRACE_S):
+    with anyio.move_on_after(grace_s):
         await process.wait()
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):

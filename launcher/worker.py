@@ -8,6 +8,7 @@ session closes, so the worker's servers never outlive its driver.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -39,10 +40,15 @@ class Job:
 
 
 class Control:
-    """Steer/stop messages that arrive before or during the run reach the loop."""
+    """Steer/stop messages that arrive before or during the run reach the loop.
+
+    A stop also cuts the session's start-up short: a worker told to stop while its
+    servers are still connecting must not wait for their start-up timeouts.
+    """
 
     def __init__(self) -> None:
         self.loop: Any = None
+        self.session: Any = None
         self.pending: list[dict[str, Any]] = []
 
     def attach(self, loop: Any) -> None:
@@ -58,6 +64,8 @@ class Control:
             self.loop.steer(str(message.get("message", "")))
         elif message.get("op") == "stop":
             self.loop.stop()
+            if self.session is not None:
+                self.session.abort_start()
 
 
 def _emit_line(event: Event) -> None:
@@ -109,6 +117,7 @@ async def run_job(job: Job) -> str:
                 state_home=state_home(),
                 bus=bus,
             )
+            control.session = session
             status = await spawn_agent(
                 session,
                 job.prompt,
@@ -136,7 +145,8 @@ def main() -> None:
         _emit_line(AgentEnd(status="error", error=f"bad job: {exc}"))
         os._exit(2)
     anyio.run(run_job, job)
-    sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
     # Skip the interpreter's slow SDK teardown; every session resource is closed.
     os._exit(0)
 

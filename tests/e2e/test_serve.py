@@ -17,7 +17,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
+from tests.e2e.conftest import (
+    assert_all_gone,
+    is_alive,
+    processes_mentioning,
+    read_pid,
+    wait_until,
+)
 from tests.e2e.spawn_support import stub, write_config
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +39,7 @@ SCRIPTS = {
 
 
 @asynccontextmanager
-async def serve(tmp_path: Path) -> AsyncIterator[Client]:
+async def serve(tmp_path: Path, *extra: str) -> AsyncIterator[Client]:
     for name, text in SCRIPTS.items():
         (tmp_path / name).write_text(text)
     config = write_config(
@@ -52,13 +58,22 @@ async def serve(tmp_path: Path) -> AsyncIterator[Client]:
     env.pop("SUBAGENT_CONFIG_DIR", None)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "launcher.cli", "serve", "--config-dir", str(config)],
+        args=["-m", "launcher.cli", "serve", "--config-dir", str(config), *extra],
         env=env,
         cwd=str(tmp_path),
     )
     with (tmp_path / "serve.err").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=LIMIT_S) as c:
             yield c
+
+
+def workers(tmp_path: Path) -> list[int]:
+    """Live worker processes of this test's serve (found by its SUBAGENT_HOME)."""
+    return [
+        pid
+        for pid in processes_mentioning(str(tmp_path / "state"))
+        if b"launcher.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -155,6 +170,63 @@ async def test_background_steer_adds_a_turn_and_stop_ends_worker_and_servers(
                 await client.call_tool("get_subagent_result", {"agent_id": long_id})
             )
             assert running["status"] == "running"
+            assert len(workers(tmp_path)) == 1
             stopped = await client.call_tool("stop_subagent", {"agent_id": long_id})
             assert structured(stopped)["status"] == "stopped"
             assert_all_gone([server_pid], tmp_path / "nothing")
+            assert workers(tmp_path) == []
+
+
+@pytest.mark.anyio
+async def test_stop_while_servers_start_returns_stopped_without_waiting_for_start_up(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path) as client:
+            # A "server" that never speaks MCP: start-up would wait its full 60 s timeout.
+            config = write_config(
+                tmp_path / "cfg",
+                {
+                    "mute": {
+                        "command": "sh",
+                        "args": ["-c", f"touch {tmp_path / 'mute.started'}; exec sleep 300"],
+                        "startup_timeout": 60,
+                    }
+                },
+            )
+            assert config.exists()
+            spawned = await client.call_tool(
+                "spawn_subagent",
+                {
+                    "prompt": "go",
+                    "background": True,
+                    "model": f"scripted:{tmp_path / 'quick.yaml'}",
+                },
+            )
+            agent_id = structured(spawned)["agent_id"]
+            assert wait_until(lambda: (tmp_path / "mute.started").exists(), 30)
+            with anyio.fail_after(10):  # under both the stop grace (15 s) and start-up (60 s)
+                stopped = await client.call_tool("stop_subagent", {"agent_id": agent_id})
+            info = structured(stopped)
+            assert info["status"] == "stopped"
+            assert info["turns"] == 0  # no turn ran, so no tool call either
+            assert workers(tmp_path) == []
+
+
+@pytest.mark.anyio
+async def test_a_worker_that_cannot_start_is_an_error_result_and_serve_goes_on(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path, "--workspace", str(workspace)) as client:
+            workspace.rmdir()  # the worker's cwd is gone: its process cannot start
+            failed = await client.call_tool(
+                "spawn_subagent", {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
+            )
+            assert failed.is_error
+            assert structured(failed)["status"] == "error"
+            assert "worker failed" in failed.content[0].text
+            listed = await client.call_tool("list_agents", {})
+            assert not listed.is_error
