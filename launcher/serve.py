@@ -18,7 +18,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 from launcher.errors import SubagentError
-from launcher.subagents import SubAgent, SubagentManager
+from launcher.subagents import FINAL, SubAgent, SubagentManager
 
 DEFAULT_MAX_CONCURRENT = 4
 
@@ -185,7 +185,7 @@ class SubagentServer:
 
     async def _tool_steer_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
         entry = self._lookup(args)
-        if entry.done.is_set():
+        if entry.done.is_set() or entry.status in FINAL:
             return _error(f"sub-agent {entry.id} has ended ({entry.status}); nothing to steer")
         await self.manager.steer(entry, str(args["message"]))
         return _result(f"queued for {entry.id}'s next turn", entry.snapshot())
