@@ -123,6 +123,7 @@ class McpConnection:
         self._client: Client | None = None
         self._sdk: ModuleType | None = None
         self._closing = anyio.Event()
+        self._life: anyio.CancelScope | None = None
         self._relister = Coalescer()
         self._child = StdioChild()
 
@@ -132,8 +133,14 @@ class McpConnection:
         return self._child.pid
 
     def close(self) -> None:
-        """Ask the owner task to end the connection; returns at once."""
+        """Ask the owner task to end the connection; returns at once.
+
+        A connection still starting is cut short: a stopped session must not wait out
+        its servers' start-up timeouts.
+        """
         self._closing.set()
+        if self._life is not None and not self.ready.is_set():
+            self._life.cancel()
 
     def request_relist(self) -> None:
         """Schedule a re-list; a burst of requests coalesces into one re-list at a time."""
@@ -202,6 +209,9 @@ class McpConnection:
 
     async def _run(self, errlog: IO[bytes]) -> None:
         with anyio.CancelScope() as life:
+            self._life = life
+            if self._closing.is_set():
+                life.cancel()
             life.deadline = anyio.current_time() + self.spec.startup_timeout
             async with self._open_client(errlog) as (sdk, client):
                 self.protocol_version = client.protocol_version
@@ -220,7 +230,7 @@ class McpConnection:
                     await self._closing.wait()
                     tg.cancel_scope.cancel()
                 self._client = None
-        if life.cancelled_caught and not self.ready.is_set():
+        if life.cancelled_caught and not self.ready.is_set() and not self._closing.is_set():
             await self._fail(
                 f"no tool list within startup_timeout ({self.spec.startup_timeout:g} s)"
             )

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.conftest import stub, write_config
+
+__all__ = ["SpawnRun", "call_log", "spawn", "stub", "write_config"]
+
 SPAWN_LIMIT_S = 60.0
 """No spawn in these tests should come near this; it only bounds a hung run."""
 
@@ -31,21 +35,6 @@ class SpawnRun:
 
     def result_of(self, call_name: str) -> list[dict[str, Any]]:
         return [e for e in self.of_type("tool_result") if e["name"] == call_name]
-
-
-def write_config(root: Path, servers: dict[str, Any], agents: dict[str, str] | None = None) -> Path:
-    """A hermetic config dir with `mcp.json` and `agents/NAME.md` files."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    (root / "agents").mkdir(exist_ok=True)
-    for name, text in (agents or {}).items():
-        (root / "agents" / f"{name}.md").write_text(text)
-    return root
-
-
-def stub(name: str, *args: str) -> dict[str, Any]:
-    """An mcp.json entry running one of our stub servers with this interpreter."""
-    return {"command": sys.executable, "args": ["-m", f"mcp_servers.{name}", *args]}
 
 
 def spawn(config: Path, script: Path, *args: str, state: Path, cwd: Path | None = None) -> SpawnRun:
