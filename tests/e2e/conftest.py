@@ -195,3 +195,14 @@ def assert_all_gone(pids: Iterable[int], marker: Path, limit_s: float = GONE_LIM
     assert [p for p in pids if is_alive(p)] == []
     wait_until(lambda: not processes_mentioning(str(marker)), limit_s)
     assert processes_mentioning(str(marker)) == []
+
+
+CONNECT_LIMIT_S = 30.0
+"""Two SDK processes (launcher and stub) start on a loaded 2-core box well within this."""
+
+
+def any_server_connected(subagent: Subagent) -> bool:
+    """Whether the running session's event log shows a server connected."""
+    if not subagent.sessions():
+        return False
+    return any(e["type"] == "server_state" and e["state"] == "connected" for e in subagent.events())

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import (
+    CONNECT_LIMIT_S,
     RUN_LIMIT_S,
     Subagent,
+    any_server_connected,
     assert_all_gone,
     read_pid,
     stub,
@@ -20,15 +22,6 @@ from tests.e2e.conftest import (
 )
 
 pytestmark = pytest.mark.e2e
-
-CONNECT_LIMIT_S = 30.0
-"""Two SDK processes (launcher and stub) start on a loaded 2-core box well within this."""
-
-
-def _connected(subagent: Subagent) -> bool:
-    if not subagent.sessions():
-        return False
-    return any(e["type"] == "server_state" and e["state"] == "connected" for e in subagent.events())
 
 
 def test_sigkill_to_launcher_group_leaves_no_server_or_grandchild(
@@ -42,7 +35,9 @@ def test_sigkill_to_launcher_group_leaves_no_server_or_grandchild(
     # `start` runs the launcher as its own session and group leader, as `setsid` would.
     launcher = subagent.start("tools", "--config-dir", str(config), "--settle", "30")
     try:
-        assert wait_until(lambda: _connected(subagent), CONNECT_LIMIT_S), "never connected"
+        assert wait_until(lambda: any_server_connected(subagent), CONNECT_LIMIT_S), (
+            "never connected"
+        )
         pids = [read_pid(tmp_path / "server.pid"), read_pid(tmp_path / "gc.pid")]
         os.killpg(launcher.pid, signal.SIGKILL)
         launcher.communicate(timeout=RUN_LIMIT_S)

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import (
+    CONNECT_LIMIT_S,
     RUN_LIMIT_S,
     Subagent,
+    any_server_connected,
     assert_all_gone,
     read_pid,
     stub,
@@ -22,15 +24,6 @@ from tests.e2e.conftest import (
 )
 
 pytestmark = pytest.mark.e2e
-
-CONNECT_LIMIT_S = 30.0
-"""Two SDK processes (launcher and stub) start on a loaded 2-core box well within this."""
-
-
-def _connected(subagent: Subagent) -> bool:
-    if not subagent.sessions():
-        return False
-    return any(e["type"] == "server_state" and e["state"] == "connected" for e in subagent.events())
 
 
 @pytest.mark.parametrize(
@@ -52,7 +45,9 @@ def test_signal_to_launcher_leaves_no_process(
     config = write_config(tmp_path / "cfg", {"server": server})
     launcher = subagent.start("tools", "--config-dir", str(config), "--settle", "600")
     try:
-        assert wait_until(lambda: _connected(subagent), CONNECT_LIMIT_S), "never connected"
+        assert wait_until(lambda: any_server_connected(subagent), CONNECT_LIMIT_S), (
+            "never connected"
+        )
         pids = [read_pid(tmp_path / "server.pid"), read_pid(tmp_path / "gc.pid")]
         if signum == signal.SIGINT:
             os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
