@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Container
 
-from launcher.tooltypes import NAME_SEPARATOR, plain_name, sanitize
+from launcher.tooltypes import plain_name, sanitize
 
 __all__ = ["MAX_NAME_LEN", "exposed_name", "name_hash", "plain_name", "sanitize"]
 
 MAX_NAME_LEN = 64
 """The tool-name limit of the OpenAI and Anthropic APIs."""
 
-SEPARATOR = NAME_SEPARATOR
 HASH_LEN = 8
 
 

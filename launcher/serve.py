@@ -20,8 +20,6 @@ from mcp.server.stdio import stdio_server
 from launcher.errors import SubagentError
 from launcher.subagents import FINAL, SubAgent, SubagentManager
 
-DEFAULT_MAX_CONCURRENT = 4
-
 TOOLS: list[types.Tool] = [
     types.Tool(
         name="spawn_subagent",

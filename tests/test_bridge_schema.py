@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from launcher.bridge.schemas import argument_error, valid_schema
+from launcher.bridge.schemas import ArgumentChecker, valid_schema
 
 
 def test_object_schemas_that_are_valid_json_schema_pass() -> None:
@@ -25,9 +25,9 @@ def test_arguments_are_checked_against_the_input_schema_with_a_clear_reason() ->
         "required": ["seconds"],
     }
 
-    assert argument_error(schema, {"seconds": 1.5}) is None
-    assert argument_error(schema, {}) == "'seconds' is a required property"
-    assert argument_error(schema, {"seconds": "abc"}) == (
+    assert ArgumentChecker(schema).error({"seconds": 1.5}) is None
+    assert ArgumentChecker(schema).error({}) == "'seconds' is a required property"
+    assert ArgumentChecker(schema).error({"seconds": "abc"}) == (
         "'abc' is not of type 'number' (at 'seconds')"
     )
-    assert argument_error({"type": "object"}, {"anything": [1, 2]}) is None
+    assert ArgumentChecker({"type": "object"}).error({"anything": [1, 2]}) is None

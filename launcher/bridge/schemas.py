@@ -28,11 +28,6 @@ def valid_schema(schema: Any) -> bool:
         return False
 
 
-def argument_error(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-    """Why `arguments` do not match the tool's input schema, or None if they do."""
-    return ArgumentChecker(schema).error(arguments)
-
-
 class ArgumentChecker:
     """One tool's argument check, compiled once per listing rather than once per call.
 

@@ -25,8 +25,6 @@ writing before the call returns (the pipe never reaches EOF while such a process
 REAP_GRACE_S = 5.0
 """How long to wait for the killed shell to be reaped; SIGKILL makes this near-instant."""
 
-READ_CHUNK = 65536
-
 
 class CappedOutput:
     """Keeps the head and tail of a byte stream within `cap` bytes, counting what it drops."""
