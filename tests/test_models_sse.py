@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from launcher.models.sse import SseEvent, iter_sse
+from launcher.errors import ModelError
+from launcher.models.sse import SseEvent, decode_object, iter_sse
 
 pytestmark = pytest.mark.anyio
 
@@ -47,3 +48,11 @@ async def test_last_event_without_blank_line_is_still_delivered() -> None:
 
 async def test_crlf_line_endings_are_stripped() -> None:
     assert await parse("event: e\r\n", "data: d\r\n", "\r\n") == [SseEvent("e", "d")]
+
+
+def test_decode_object_accepts_only_a_json_object() -> None:
+    assert decode_object("openai", '{"a": 1}', "stream chunk") == {"a": 1}
+    with pytest.raises(ModelError, match=r"openai: stream chunk is not JSON: \{broken"):
+        decode_object("openai", "{broken", "stream chunk")
+    with pytest.raises(ModelError, match=r"anthropic: input of tool call 'x' is not a JSON object"):
+        decode_object("anthropic", "[1, 2]", "input of tool call 'x'")

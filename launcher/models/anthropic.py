@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +10,7 @@ import httpx
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from launcher.models.http_model import HttpModel
-from launcher.models.sse import iter_sse
+from launcher.models.sse import decode_object, iter_sse
 from launcher.tooltypes import ToolDef
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -192,22 +191,8 @@ def _input(block: _Block) -> dict[str, Any]:
     if not raw:
         # Some proxies send the whole input in content_block_start and no deltas.
         return block.initial_input
-    try:
-        arguments = json.loads(raw)
-    except ValueError as exc:
-        raise ModelError(
-            f"{PROVIDER}: tool call '{block.name}' has input that is not JSON: {raw[:200]}"
-        ) from exc
-    if not isinstance(arguments, dict):
-        raise ModelError(f"{PROVIDER}: tool call '{block.name}' input is not an object")
-    return arguments
+    return decode_object(PROVIDER, raw, f"input of tool call '{block.name}'")
 
 
 def _decode(data: str) -> dict[str, Any]:
-    try:
-        event = json.loads(data)
-    except ValueError as exc:
-        raise ModelError(f"{PROVIDER}: malformed stream event: {data[:200]}") from exc
-    if not isinstance(event, dict):
-        raise ModelError(f"{PROVIDER}: malformed stream event: {data[:200]}")
-    return event
+    return decode_object(PROVIDER, data, "stream event")

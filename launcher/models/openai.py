@@ -11,7 +11,7 @@ import httpx
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from launcher.models.http_model import HttpModel
-from launcher.models.sse import iter_sse
+from launcher.models.sse import decode_object, iter_sse
 from launcher.tooltypes import ToolDef
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -141,22 +141,11 @@ async def _read_stream(response: httpx.Response, request: ModelRequest) -> Model
 
 def _finish(index: int, partial: _PartialCall) -> ToolCall:
     raw = "".join(partial.arguments).strip()
-    try:
-        arguments = json.loads(raw) if raw else {}
-    except ValueError as exc:
-        raise ModelError(
-            f"{PROVIDER}: tool call '{partial.name}' has arguments that are not JSON: {raw[:200]}"
-        ) from exc
-    if not isinstance(arguments, dict):
-        raise ModelError(f"{PROVIDER}: tool call '{partial.name}' arguments are not an object")
+    arguments = (
+        decode_object(PROVIDER, raw, f"arguments of tool call '{partial.name}'") if raw else {}
+    )
     return ToolCall(id=partial.id or f"call_{index}", name=partial.name, arguments=arguments)
 
 
 def _decode(data: str) -> dict[str, Any]:
-    try:
-        chunk = json.loads(data)
-    except ValueError as exc:
-        raise ModelError(f"{PROVIDER}: malformed stream chunk: {data[:200]}") from exc
-    if not isinstance(chunk, dict):
-        raise ModelError(f"{PROVIDER}: malformed stream chunk: {data[:200]}")
-    return chunk
+    return decode_object(PROVIDER, data, "stream chunk")

@@ -1,9 +1,24 @@
-"""Server-sent events: turn a stream of text lines into (event, data) pairs."""
+"""Server-sent events: turn a stream of text lines into (event, data) pairs, and decode them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
+from typing import Any
+
+from launcher.errors import ModelError
+
+
+def decode_object(provider: str, text: str, what: str) -> dict[str, Any]:
+    """`text` as a JSON object; anything else is a ModelError naming `what` and the text."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ModelError(f"{provider}: {what} is not JSON: {text[:200]}") from exc
+    if not isinstance(value, dict):
+        raise ModelError(f"{provider}: {what} is not a JSON object: {text[:200]}")
+    return value
 
 
 @dataclass(frozen=True)
