@@ -20,7 +20,7 @@ from mcp.client.stdio import stdio_client
 
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import ServerSpec
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 TOOL_TIMEOUT_S = ServerSpec(name="default").tool_timeout
 """The per-call timeout McpConnection passes by default."""

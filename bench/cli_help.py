@@ -29,7 +29,7 @@ def subagent_cmd() -> list[str]:
     script = Path(sysconfig.get_path("scripts")) / "subagent"
     if script.is_file():
         return [sys.executable, str(script)]
-    return [sys.executable, "-c", "from launcher.cli import main; main()"]
+    return [sys.executable, "-c", "from launcher.cli.app import main; main()"]
 
 
 def check_runs(cmd: list[str]) -> None:

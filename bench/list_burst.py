@@ -19,9 +19,9 @@ from _util import Result, bench_main, fast_stub_args, median, state_dir
 
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import AgentSpec, ServerSpec
-from launcher.registry import ToolRegistry
-from launcher.scope import ToolScope
-from launcher.tooltypes import ToolDef, ToolResult
+from launcher.toolset.registry import ToolRegistry
+from launcher.toolset.scope import ToolScope
+from launcher.toolset.types import ToolDef, ToolResult
 
 TOOLS = 2000
 BURST = 50

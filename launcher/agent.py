@@ -24,7 +24,7 @@ from launcher.events import (
     TurnStart,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
-from launcher.tooltypes import ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "

@@ -25,14 +25,14 @@ from launcher.events import (
     SessionStart,
     ToolsChanged,
 )
-from launcher.registry import ToolRegistry
-from launcher.scope import ToolScope
 from launcher.state import new_session_id
-from launcher.tooltypes import ToolDef, ToolEntry, ToolResult
+from launcher.toolset.registry import ToolRegistry
+from launcher.toolset.scope import ToolScope
+from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
-    from launcher.bridge.watchdog import Watchdog
+    from launcher.procs.watchdog import Watchdog
 
 T = TypeVar("T")
 
@@ -79,7 +79,7 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         self.registry = ToolRegistry(gate=self._gate)
         self.connections: dict[str, McpConnection] = {}
-        from launcher.bridge.watchdog import Watchdog
+        from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
         self._watchdog: Watchdog = Watchdog()

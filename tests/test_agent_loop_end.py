@@ -10,8 +10,8 @@ import pytest
 from launcher.agent import AgentLoop
 from launcher.events import AgentEnd, Event
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall
-from launcher.registry import ToolRegistry
-from launcher.tooltypes import ToolEntry, ToolResult
+from launcher.toolset.registry import ToolRegistry
+from launcher.toolset.types import ToolEntry, ToolResult
 
 
 class Host:

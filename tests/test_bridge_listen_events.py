@@ -16,7 +16,7 @@ from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import ServerSpec
 from launcher.events import Event
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import launcher.bridge.connection as connection
 from launcher.bridge.connection import RELIST_ATTEMPTS, McpConnection
 from launcher.config.types import ServerSpec
 from launcher.events import Event
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 pytestmark = pytest.mark.anyio
 

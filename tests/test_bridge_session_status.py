@@ -15,7 +15,7 @@ import launcher.bridge.connection
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import EventSink, ServerState
 from launcher.session import ServerStatus, Session
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 pytestmark = pytest.mark.anyio
 

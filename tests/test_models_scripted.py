@@ -9,7 +9,7 @@ import pytest
 
 from launcher.models.base import Message, ModelRequest
 from launcher.models.scripted import ScriptedModel
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from launcher.naming import MAX_NAME_LEN, exposed_name, name_hash
+from launcher.toolset.naming import MAX_NAME_LEN, exposed_name, name_hash
 
 SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

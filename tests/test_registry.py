@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS
-from launcher.naming import MAX_NAME_LEN, name_hash
-from launcher.registry import RegistryChange, ToolRegistry
-from launcher.tooltypes import ToolCaller, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.naming import MAX_NAME_LEN, name_hash
+from launcher.toolset.registry import RegistryChange, ToolRegistry
+from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
 
 
 def caller_for(tag: str) -> ToolCaller:

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
+from launcher.cli.render import SpawnRenderer
 from launcher.events import AgentEnd, TextDelta, ToolCallEvent, ToolResultEvent, TurnStart
-from launcher.render import SpawnRenderer
 
 
 @pytest.mark.anyio

@@ -13,9 +13,9 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
-from launcher.registry import ToolRegistry
-from launcher.scope import ToolScope
-from launcher.tooltypes import ToolCaller, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.registry import ToolRegistry
+from launcher.toolset.scope import ToolScope
+from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
 
 SERVERS = {name: ServerSpec(name, command="true") for name in ("S", "T", "U")}
 

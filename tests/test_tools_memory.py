@@ -9,7 +9,7 @@ import pytest
 
 from launcher.config.types import MEMORY_TOOLS, MemoryScope
 from launcher.tools import memory_entries
-from launcher.tooltypes import ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry, ToolResult
 
 
 def _tools(tmp_path: Path, scope: MemoryScope, agent: str = "scout") -> dict[str, ToolEntry]:

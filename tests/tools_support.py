@@ -9,7 +9,7 @@ import anyio
 
 from launcher.config.types import BUILTIN_TOOLS
 from launcher.tools import builtin_entries
-from launcher.tooltypes import ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry, ToolResult
 
 
 def tools(workspace: Path, **options: Any) -> dict[str, ToolEntry]:

@@ -24,11 +24,11 @@ from anyio.abc import TaskStatus
 from launcher.bridge.coalesce import Coalescer
 from launcher.bridge.process import StdioChild, server_environment, spawn_server, stop_process_group
 from launcher.bridge.schemas import ArgumentChecker, valid_schema
-from launcher.bridge.watchdog import Watchdog
 from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
-from launcher.tooltypes import ToolDef, ToolResult
+from launcher.procs.watchdog import Watchdog
+from launcher.toolset.types import ToolDef, ToolResult
 
 MAX_PAGES = 10_000
 """A server that keeps returning cursors past this many pages is broken, not big."""

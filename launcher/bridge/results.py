@@ -12,7 +12,7 @@ from mcp import MCPError
 from pydantic import ValidationError
 
 from launcher.bridge.process import SpawnError
-from launcher.tooltypes import ToolResult
+from launcher.toolset.types import ToolResult
 
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000

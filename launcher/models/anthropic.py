@@ -11,7 +11,7 @@ from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from launcher.models.http_model import HttpModel
 from launcher.models.sse import decode_object, iter_sse
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 
 @dataclass

@@ -12,7 +12,7 @@ from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from launcher.models.http_model import HttpModel
 from launcher.models.sse import decode_object, iter_sse
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = "OPENAI_API_KEY"

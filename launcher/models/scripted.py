@@ -18,7 +18,7 @@ import yaml
 
 from launcher.errors import ConfigError
 from launcher.models.base import ModelRequest, ModelResponse, ToolCall
-from launcher.naming import plain_name
+from launcher.toolset.naming import plain_name
 
 STEP_FIELDS = ("call", "sleep", "say")
 CALL_FIELDS = ("tool", "tool_from", "args")

@@ -13,7 +13,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from launcher.tooltypes import ToolResult
+from launcher.toolset.types import ToolResult
 
 MAX_BASH_TIMEOUT_S = 600.0
 """Upper bound for a model-requested timeout: one call must not pin a session for hours."""

@@ -8,7 +8,7 @@ from typing import Any
 import anyio.to_thread
 
 from launcher.errors import ToolError
-from launcher.tooltypes import ToolCaller, ToolResult
+from launcher.toolset.types import ToolCaller, ToolResult
 
 _MISSING: Any = object()
 

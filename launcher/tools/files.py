@@ -8,7 +8,7 @@ from typing import Any
 from launcher.errors import ToolError
 from launcher.tools.common import fit_lines, get_bool, get_int, get_str
 from launcher.tools.workspace import Workspace
-from launcher.tooltypes import ToolResult
+from launcher.toolset.types import ToolResult
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are logs or data dumps; read and edit refuse them, grep skips them."""

@@ -10,7 +10,7 @@ from typing import Any
 from launcher.config.types import MemoryScope
 from launcher.errors import ToolError
 from launcher.tools.common import get_opt_str, get_str, in_thread
-from launcher.tooltypes import ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry, ToolResult
 
 MAX_MEMORY_BYTES = 64 * 1024
 """One memory is a note, not a data store; larger writes are refused."""

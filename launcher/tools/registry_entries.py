@@ -13,7 +13,7 @@ from launcher.tools.common import get_float, get_str, in_thread, safe_caller
 from launcher.tools.files import edit_file, read_file, write_file
 from launcher.tools.search import find_paths, grep_files, list_dir
 from launcher.tools.workspace import Workspace
-from launcher.tooltypes import ToolCaller, ToolEntry, ToolResult
+from launcher.toolset.types import ToolCaller, ToolEntry, ToolResult
 
 FileTool = Callable[[Workspace, dict[str, Any], int], ToolResult]
 

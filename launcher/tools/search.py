@@ -12,7 +12,7 @@ from launcher.errors import ToolError
 from launcher.tools.common import fit_lines, get_bool, get_opt_str, get_str
 from launcher.tools.files import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, is_binary
 from launcher.tools.workspace import Workspace
-from launcher.tooltypes import ToolResult
+from launcher.toolset.types import ToolResult
 
 MAX_LS_ENTRIES = 1000
 """Entries `ls` lists before saying how many it left out."""

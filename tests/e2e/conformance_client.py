@@ -20,7 +20,7 @@ import anyio
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import ServerSpec
 from launcher.events import Event
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 
 CALL_TIMEOUT_S = 20.0
 """Bounds one call; sse-retry needs ~0.5 s of reconnect delay, elicitation a round trip."""

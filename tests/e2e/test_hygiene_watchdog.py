@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from launcher.bridge.watchdog import Watchdog
+from launcher.procs.watchdog import Watchdog
 from tests.e2e.conftest import is_alive, wait_until
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from launcher.models.anthropic import AnthropicModel
 from launcher.models.base import Message, ModelRequest, ToolCall
 from launcher.models.openai import OpenAIModel
 from launcher.models.retry import RetryPolicy
-from launcher.tooltypes import ToolDef
+from launcher.toolset.types import ToolDef
 from tests.e2e.model_stub import (
     ModelStub,
     StubResponse,

@@ -72,7 +72,7 @@ def workers(tmp_path: Path) -> list[int]:
     return [
         pid
         for pid in processes_mentioning(str(tmp_path / "state"))
-        if b"launcher.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS
-from launcher.naming import exposed_name
-from launcher.tooltypes import ToolCaller, ToolDef, ToolEntry
+from launcher.toolset.naming import exposed_name
+from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
 Gate = Callable[[ToolEntry], str | None]
 """Returns None to admit an entry, or the reason it is rejected."""

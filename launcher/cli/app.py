@@ -79,7 +79,7 @@ def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
     """List agents with their source file and resolved scope (starts no server)."""
 
     def body() -> int:
-        from launcher.agents_view import agent_rows
+        from launcher.cli.views import agent_rows
 
         config = _load(config_dir)
         rows = agent_rows(config)
@@ -137,7 +137,7 @@ def tools(
     """Start a session, wait for its servers, print the tool set, end the session."""
 
     def body() -> int:
-        from launcher.commands import run_tools
+        from launcher.cli.run import run_tools
 
         config = _load(config_dir)
         return run_tools(
@@ -171,7 +171,7 @@ def spawn(
     """Run an agent on a prompt to its end."""
 
     def body() -> int:
-        from launcher.commands import run_spawn
+        from launcher.cli.run import run_spawn
         from launcher.errors import UsageError
 
         if len(args) == 1:
@@ -217,7 +217,7 @@ def serve(
     def body() -> int:
         import anyio
 
-        from launcher.serve import serve as run_server
+        from launcher.backend.server import serve as run_server
         from launcher.state import state_home
 
         _load(config_dir)  # a broken config is reported now, not at the first spawn
@@ -238,7 +238,3 @@ def serve(
 def main() -> None:
     """Console-script entry point."""
     app()
-
-
-if __name__ == "__main__":
-    main()

@@ -122,7 +122,7 @@ def run_tools(
     verbose: bool,
 ) -> int:
     """`subagent tools`: start a session, wait for the barrier + settle, print, end."""
-    from launcher.render import ProgressLine, print_tools_table
+    from launcher.cli.render import ProgressLine, print_tools_table
     from launcher.report import tools_report
 
     bus = EventBus()
@@ -170,14 +170,14 @@ def run_spawn(
     verbose: bool,
 ) -> int:
     """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise."""
-    from launcher.runner import spawn_agent
+    from launcher.assemble import spawn_agent
 
     bus = EventBus()
     session = _new_session(config, agent_name, ext, workspace, bus)
     if json_out:
         bus.subscribe(_json_sink(sys.stdout))
     else:
-        from launcher.render import SpawnRenderer
+        from launcher.cli.render import SpawnRenderer
 
         bus.subscribe(SpawnRenderer())
 

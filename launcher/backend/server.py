@@ -17,8 +17,8 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+from launcher.backend.pool import FINAL, SubAgent, SubagentManager
 from launcher.errors import SubagentError
-from launcher.subagents import FINAL, SubAgent, SubagentManager
 
 TOOLS: list[types.Tool] = [
     types.Tool(

@@ -3,7 +3,7 @@
 The launcher may die by SIGKILL, where no cleanup code runs. The watchdog is a tiny
 stdlib process that reads `+PGID` / `-PGID` lines on stdin; when stdin reaches EOF
 (the launcher is gone, however it died) or its parent-death signal arrives, it
-SIGKILLs every group it still holds. Run as `python -m launcher.bridge.watchdog`.
+SIGKILLs every group it still holds. Run as `python -m launcher.procs.watchdog`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Watchdog:
             try:
                 self._proc = subprocess.Popen(
                     # -P: a `launcher/` or other package in the cwd must not shadow ours.
-                    [sys.executable, "-P", "-m", "launcher.bridge.watchdog"],
+                    [sys.executable, "-P", "-m", "launcher.procs.watchdog"],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,

@@ -21,7 +21,7 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
-from launcher.tooltypes import NAME_SEPARATOR, ToolEntry, plain_name, sanitize
+from launcher.toolset.types import NAME_SEPARATOR, ToolEntry, plain_name, sanitize
 
 ISOLATED = "isolated"
 NOT_REQUESTED = "not requested"

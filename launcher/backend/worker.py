@@ -90,8 +90,8 @@ async def _read_control(control: Control) -> None:
 
 async def run_job(job: Job) -> str:
     """Run one job to its end, events to stdout; returns the final status."""
+    from launcher.assemble import spawn_agent
     from launcher.config.discovery import check_ext_names, load_config, resolve_agent
-    from launcher.runner import spawn_agent
     from launcher.session import Session
     from launcher.state import state_home
 
@@ -134,7 +134,7 @@ async def run_job(job: Job) -> str:
 
 
 def main() -> None:
-    """Entry point: `python -m launcher.worker` with the job on stdin."""
+    """Entry point: `python -m launcher.backend.worker` with the job on stdin."""
     first = sys.stdin.readline()
     if not first:
         os._exit(2)

@@ -1,6 +1,6 @@
 """SubagentManager: sub-agents as worker processes, for `subagent serve`.
 
-Each sub-agent is one `python -m launcher.worker` process that starts its own MCP
+Each sub-agent is one `python -m launcher.backend.worker` process that starts its own MCP
 servers at its own session start. The manager reads the worker's event stream to
 keep status, result, usage and turns; steering and stopping go down the worker's stdin.
 """
@@ -181,7 +181,7 @@ class SubagentManager:
         with (self._logs / f"{entry.id}.log").open("ab") as errlog:
             process = await anyio.open_process(
                 # -P: the user's workspace (the cwd) must not shadow our own packages.
-                [sys.executable, "-P", "-m", "launcher.worker"],
+                [sys.executable, "-P", "-m", "launcher.backend.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errlog,

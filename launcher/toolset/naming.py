@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Container
 
-from launcher.tooltypes import plain_name, sanitize
+from launcher.toolset.types import plain_name, sanitize
 
 __all__ = ["MAX_NAME_LEN", "exposed_name", "name_hash", "plain_name", "sanitize"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from launcher.config.types import Config
-from launcher.scope import ToolScope
+from launcher.toolset.scope import ToolScope
 
 
 def agent_rows(config: Config) -> list[dict[str, Any]]:

@@ -1,0 +1,5 @@
+"""`python -m launcher.cli`: the same entry point as the `subagent` script."""
+
+from launcher.cli.app import main
+
+main()
