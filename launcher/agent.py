@@ -8,6 +8,7 @@ or left scope mid-turn, never reaches its server.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,7 +38,7 @@ class ToolHost(Protocol):
 
     def active(self) -> list[ToolEntry]: ...
 
-    def allows(self, name: str) -> bool: ...
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str: ...
 
     async def emit(self, event: Event) -> None: ...
 
@@ -184,7 +185,8 @@ class AgentLoop:
         if calls:
             results: list[ToolResult | None] = [None] * len(calls)
             try:
-                await self._run_calls(turn, calls, results)
+                offered_names = frozenset(t.name for t in offered)
+                await self._run_calls(turn, calls, results, offered_names)
             finally:
                 # Even when a stop cancels the calls, every call gets its answer: a
                 # resumed conversation with an unanswered tool call is rejected by APIs.
@@ -203,7 +205,11 @@ class AgentLoop:
         return not calls
 
     async def _run_calls(
-        self, turn: int, calls: list[ToolCall], results: list[ToolResult | None]
+        self,
+        turn: int,
+        calls: list[ToolCall],
+        results: list[ToolResult | None],
+        offered: frozenset[str],
     ) -> None:
         """Run one turn's calls in parallel, filling `results` in call order."""
 
@@ -211,7 +217,7 @@ class AgentLoop:
             await self.host.emit(
                 ToolCallEvent(turn=turn, id=call.id, name=call.name, arguments=call.arguments)
             )
-            result = await self._execute(call)
+            result = await self._execute(call, offered)
             results[index] = result
             await self.host.emit(
                 ToolResultEvent(
@@ -228,14 +234,12 @@ class AgentLoop:
             for index, call in enumerate(calls):
                 tg.start_soon(one, index, call)
 
-    async def _execute(self, call: ToolCall) -> ToolResult:
-        """The call-time veto, then the call through the registry entry's own caller."""
+    async def _execute(self, call: ToolCall, offered: frozenset[str]) -> ToolResult:
+        """The call-time veto, then the call through the entry the veto answered with."""
         if self._stop_requested:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
-        if not self.host.allows(call.name):
-            return not_available(call.name)
-        entry = self.host.registry.get(call.name)
-        if entry is None:
+        entry = self.host.veto(call.name, offered)
+        if isinstance(entry, str):
             return not_available(call.name)
         if not isinstance(call.arguments, dict):
             return ToolResult(

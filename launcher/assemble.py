@@ -1,22 +1,80 @@
-"""`spawn`: resolve the model, run a session with an AgentLoop inside it."""
+"""The one place a Session is put together: config + agent + --ext + workspace (+ model).
+
+The CLI, the serve worker, `check` and `batch` all build their sessions here, so every
+session is scoped, recorded and run the same way.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
+from launcher.config.discovery import check_ext_names, resolve_agent
+from launcher.config.types import AgentSpec, Config
+from launcher.events import EventBus
+from launcher.state import state_home
 
-from launcher.agent import AgentLoop
-from launcher.models.factory import create_model, resolve_model_spec
-from launcher.session import Session
+if TYPE_CHECKING:
+    import httpx
 
-MODEL_HTTP_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
+    from launcher.agent import AgentLoop
+    from launcher.session import Session
+
+MODEL_HTTP_CONNECT_S = 10.0
+"""A model API that does not accept a connection in this long is down."""
+MODEL_HTTP_READ_S = 300.0
 """Model APIs may think for minutes before the first streamed byte."""
+MODEL_HTTP_WRITE_S = 30.0
+"""Sending a long conversation still takes seconds, not minutes."""
 
 
-async def spawn_agent(
+def resolve_request(config: Config, agent_name: str, ext: Sequence[str]) -> AgentSpec:
+    """The agent a request names, with every `--ext` checked: UsageError if either is unknown."""
+    agent = resolve_agent(config, agent_name)
+    check_ext_names(config, ext)
+    return agent
+
+
+def assemble_session(
+    config: Config,
+    agent_name: str,
+    *,
+    ext: Sequence[str] = (),
+    workspace: Path,
+    bus: EventBus | None = None,
+    home: Path | None = None,
+) -> Session:
+    """A ready-to-run Session for `agent_name` under `config`; starts nothing yet."""
+    from launcher.session import Session
+
+    agent = resolve_request(config, agent_name, ext)
+    return Session(
+        agent,
+        config.servers,
+        ext=ext,
+        workspace=workspace.resolve(),
+        state_home=state_home(),
+        bus=bus,
+        home=home,
+    )
+
+
+def model_http_client() -> httpx.AsyncClient:
+    """The HTTP client every model of a run shares."""
+    import httpx
+
+    timeout = httpx.Timeout(
+        connect=MODEL_HTTP_CONNECT_S,
+        read=MODEL_HTTP_READ_S,
+        write=MODEL_HTTP_WRITE_S,
+        pool=MODEL_HTTP_CONNECT_S,
+    )
+    return httpx.AsyncClient(timeout=timeout)
+
+
+async def run_agent(
     session: Session,
     prompt: str,
     *,
@@ -29,8 +87,11 @@ async def spawn_agent(
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it.
     """
+    from launcher.agent import AgentLoop
+    from launcher.models.factory import create_model, resolve_model_spec
+
     spec = resolve_model_spec(model, session.agent.model, os.environ)
-    async with httpx.AsyncClient(timeout=MODEL_HTTP_TIMEOUT) as http:
+    async with model_http_client() as http:
         # Built before any server starts: a bad model spec costs no process.
         llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd())
         loop = AgentLoop(
@@ -39,7 +100,6 @@ async def spawn_agent(
             prompt=session.agent.prompt,
             max_turns=max_turns or session.agent.max_turns,
         )
-
         if on_loop is not None:
             on_loop(loop)
 

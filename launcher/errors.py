@@ -1,16 +1,21 @@
 """The error hierarchy of subagent.
 
 SubagentError
-├── ConfigError      the user's mistake (bad config, bad usage): exit status 2
-│   └── UsageError   bad command-line usage (unknown agent, unknown --ext server)
-├── RunError         a run failed (required server, model, agent): exit status 1
-│   ├── ServerError  an MCP server failed to start or died
-│   └── ModelError   a model provider failed (HTTP status, network, no key)
-└── ToolError        a tool call failed; the model sees it as an error tool result
+├── ConfigError         the user's mistake (bad config, bad usage): exit status 2
+│   ├── UsageError      bad command-line usage (unknown agent, unknown --ext server)
+│   └── ExpansionError  a `${VAR}` reference that cannot be expanded (never shows a value)
+├── RunError            a run failed (required server, model, agent): exit status 1
+│   ├── ServerError     an MCP server failed to start or died
+│   │   ├── SpawnError     a stdio server could not be spawned (the message is the reason)
+│   │   └── ProtocolError  a server broke the protocol (e.g. a repeated tools/list cursor)
+│   └── ModelError      a model provider failed (HTTP status, network, no key)
+├── Interrupted         SIGINT/SIGTERM/SIGHUP ended the run cleanly: exit status 128 + signal
+└── ToolError           a tool call failed; the model sees it as an error tool result
 """
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 
@@ -60,6 +65,10 @@ class RunError(SubagentError):
     exit_code = 1
 
 
+class ExpansionError(ConfigError):
+    """A `${VAR}` reference could not be expanded; the message names the variable only."""
+
+
 class ServerError(RunError):
     """An MCP server failed to start, crashed, or broke the protocol."""
 
@@ -68,9 +77,26 @@ class ServerError(RunError):
         super().__init__(f"server '{server}': {message}")
 
 
+class SpawnError(RunError):
+    """A stdio server could not be spawned; the message is the whole reason."""
+
+
+class ProtocolError(RunError):
+    """A server answered against the protocol (the message says how)."""
+
+
 class ModelError(RunError):
     """A model provider failed: HTTP error, network error or missing credentials."""
 
 
 class ToolError(SubagentError):
     """A tool call failed; becomes an error tool result the model sees."""
+
+
+class Interrupted(SubagentError):
+    """SIGINT, SIGTERM or SIGHUP ended the run; the session closed cleanly first."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted ({signal.Signals(signum).name}); session closed")

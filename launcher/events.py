@@ -6,12 +6,14 @@ these events; nothing else reports what happened.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, TextIO
 
 
 @dataclass(kw_only=True)
@@ -54,12 +56,13 @@ class ServerState(Event):
 
 @dataclass(kw_only=True)
 class ToolsChanged(Event):
-    """The registry changed: tools added or removed (exposed names)."""
+    """The registry changed: tools added, removed, or changed (description or schema)."""
 
     type: ClassVar[str] = "tools_changed"
     source: str
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -123,16 +126,41 @@ EventSink = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    """Fan-out of events to subscribers, in subscription order, plus a full history."""
+    """Fan-out of events to subscribers, in subscription order."""
 
     def __init__(self) -> None:
         self._sinks: list[EventSink] = []
-        self.history: list[Event] = []
 
     def subscribe(self, sink: EventSink) -> None:
         self._sinks.append(sink)
 
     async def emit(self, event: Event) -> None:
-        self.history.append(event)
         for sink in list(self._sinks):
             await sink(event)
+
+
+def jsonl_sink(out: TextIO) -> EventSink:
+    """Write each event as one JSON line to `out` (stdout, a pipe), flushed at once.
+
+    A reader that went away (closed pipe, hung-up terminal) must not stop the session
+    from closing its servers, so write errors are dropped.
+    """
+
+    async def sink(event: Event) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            out.write(event.to_json() + "\n")
+            out.flush()
+
+    return sink
+
+
+def jsonl_file_sink(path: Path) -> EventSink:
+    """Append each event as one JSON line to `path` (a session's `events.jsonl`)."""
+
+    async def sink(event: Event) -> None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as f:
+                f.write(event.to_json() + "\n")
+
+    return sink

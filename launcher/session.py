@@ -8,7 +8,7 @@ and on the way out, however it leaves, closes every connection and process.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -24,6 +24,7 @@ from launcher.events import (
     SessionEnd,
     SessionStart,
     ToolsChanged,
+    jsonl_file_sink,
 )
 from launcher.state import new_session_id
 from launcher.toolset.registry import ToolRegistry
@@ -90,6 +91,8 @@ class Session:
         self._server_states: dict[str, ServerState] = {}
         self._server_tools: dict[str, set[str]] = {}
         self.bus.subscribe(self._record)
+        # Every session, CLI or serve worker, keeps its own record for post-mortems.
+        self.bus.subscribe(jsonl_file_sink(self.dir / "events.jsonl"))
 
     # ---- what the agent loop and the CLI read -------------------------------------------
 
@@ -101,9 +104,15 @@ class Session:
         """Every announced server tool that is not active, with its reason."""
         return self.scope.muted(self.registry)
 
-    def allows(self, name: str) -> bool:
-        """The call-time veto, against the live registry."""
-        return self.scope.allows(name, self.registry)
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+        """The call-time veto: the entry to call, or why `name` is refused.
+
+        Refused unless the turn offered `name` and it is in scope now: a tool that
+        registered (or changed scope) mid-turn waits for the next turn's snapshot.
+        """
+        if name not in offered:
+            return "not offered this turn"
+        return self.scope.admit(name, self.registry)
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.
@@ -246,7 +255,10 @@ class Session:
             if change.added or change.removed or change.changed:
                 await self.emit(
                     ToolsChanged(
-                        source=server, added=list(change.added), removed=list(change.removed)
+                        source=server,
+                        added=list(change.added),
+                        removed=list(change.removed),
+                        changed=list(change.changed),
                     )
                 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import anyio
@@ -24,8 +25,8 @@ class Host:
     def active(self) -> list[ToolEntry]:
         return []
 
-    def allows(self, name: str) -> bool:
-        return False
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+        return "no tools"
 
     async def emit(self, event: Event) -> None:
         self.events.append(event)
@@ -85,8 +86,9 @@ class Tools(Host):
     def active(self) -> list[ToolEntry]:
         return self.registry.entries()
 
-    def allows(self, name: str) -> bool:
-        return self.registry.get(name) is not None
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+        entry = self.registry.get(name)
+        return entry if entry is not None and name in offered else "not offered"
 
 
 class CallingModel:

@@ -1,4 +1,4 @@
-"""SubagentManager: sub-agents as worker processes, for `subagent serve`.
+"""The parent side of serve's pipe: SubagentManager keeps a pool of worker processes.
 
 Each sub-agent is one `python -m launcher.backend.worker` process that starts its own MCP
 servers at its own session start. The manager reads the worker's event stream to
@@ -8,9 +8,7 @@ keep status, result, usage and turns; steering and stopping go down the worker's
 from __future__ import annotations
 
 import contextlib
-import json
 import secrets
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -20,12 +18,21 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from launcher.backend import protocol
+from launcher.backend.protocol import Job
+from launcher.procs.group import Ladder, spawn_group, stop_group
+
 FINAL = ("completed", "error", "stopped", "max_turns")
 """Statuses a sub-agent never leaves."""
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
 KILL_WAIT_S = 2.0
 """After SIGKILL, how long to wait for the kernel to report the worker gone."""
+WORKER_LADDER = Ladder(eof_grace_s=STOP_GRACE_S, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
+"""A worker ends its own session on stdin EOF; only a stuck one meets TERM and KILL."""
+KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
+"""A worker that did not stop in time: straight to TERM, then KILL (its watchdog ends
+its servers)."""
 
 
 @dataclass
@@ -108,15 +115,15 @@ class SubagentManager:
         """Queue a sub-agent; it runs as soon as a slot is free."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
         self.agents[entry.id] = entry
-        job = {
-            "prompt": prompt,
-            "agent": agent,
-            "ext": ext,
-            "model": model or self._default_model,
-            "max_turns": max_turns,
-            "config_dir": str(self._config_dir) if self._config_dir else None,
-            "workspace": str(self._workspace),
-        }
+        job = Job(
+            prompt=prompt,
+            agent=agent,
+            ext=ext,
+            model=model or self._default_model,
+            max_turns=max_turns,
+            config_dir=str(self._config_dir) if self._config_dir else None,
+            workspace=str(self._workspace),
+        )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry
 
@@ -125,7 +132,7 @@ class SubagentManager:
 
     async def steer(self, entry: SubAgent, message: str) -> None:
         """Deliver `message` at the sub-agent's next turn boundary."""
-        await self._send(entry, {"op": "steer", "message": message})
+        await self._send(entry, protocol.steer(message))
 
     async def stop(self, entry: SubAgent) -> None:
         """Stop the sub-agent and wait until its worker (and so its servers) is gone."""
@@ -134,13 +141,13 @@ class SubagentManager:
             entry.status = "stopped"
             entry.done.set()
             return
-        await self._send(entry, {"op": "stop"})
+        await self._send(entry, protocol.stop())
         with anyio.move_on_after(STOP_GRACE_S):
             await entry.done.wait()
         if not entry.done.is_set() and entry.process is not None:
             # It did not stop in time: end it (its watchdog then ends its servers).
             with anyio.CancelScope(shield=True):
-                await _end_worker(entry.process, grace_s=0.0)
+                await stop_group(entry.process, KILL_LADDER)
             with anyio.move_on_after(KILL_WAIT_S):
                 await entry.done.wait()
         if entry.status not in FINAL:
@@ -153,9 +160,9 @@ class SubagentManager:
             entry.pending.append(message)
             return
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await entry.process.stdin.send(_line(message))
+            await entry.process.stdin.send(protocol.encode(message))
 
-    async def _run(self, entry: SubAgent, job: dict[str, Any]) -> None:
+    async def _run(self, entry: SubAgent, job: Job) -> None:
         try:
             async with self._limiter:
                 if entry.stop_requested:
@@ -176,60 +183,40 @@ class SubagentManager:
                     entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
 
-    async def _drive(self, entry: SubAgent, job: dict[str, Any]) -> None:
+    async def _drive(self, entry: SubAgent, job: Job) -> None:
         self._logs.mkdir(parents=True, exist_ok=True)
         with (self._logs / f"{entry.id}.log").open("ab") as errlog:
-            process = await anyio.open_process(
+            # Its own group: a signal meant for serve's group must not cut a worker's
+            # shutdown short; serve ends its workers itself.
+            process = await spawn_group(
                 # -P: the user's workspace (the cwd) must not shadow our own packages.
                 [sys.executable, "-P", "-m", "launcher.backend.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errlog,
                 cwd=self._workspace,
-                # Its own group: a signal meant for serve's group must not cut a worker's
-                # shutdown short; serve ends its workers itself.
-                start_new_session=True,
             )
             try:
                 assert process.stdin is not None and process.stdout is not None
                 # The job, then what was queued before the worker existed, in order; only
                 # then may steer/stop write to the worker directly.
-                queued = [job, *entry.pending]
+                queued = [job.to_line(), *(protocol.encode(m) for m in entry.pending)]
                 entry.pending.clear()
-                await process.stdin.send(b"".join(_line(m) for m in queued))
+                await process.stdin.send(b"".join(queued))
                 entry.process = process
                 late, entry.pending = entry.pending, []  # queued while the job was written
                 if late:
-                    await process.stdin.send(b"".join(_line(m) for m in late))
+                    await process.stdin.send(b"".join(protocol.encode(m) for m in late))
                 buffer = b""
                 async for chunk in process.stdout:
                     buffer += chunk
                     *complete, buffer = buffer.split(b"\n")
                     for raw in complete:
-                        with contextlib.suppress(ValueError):
-                            event = json.loads(raw)
-                            if isinstance(event, dict):
-                                entry.observe(event)
+                        event = protocol.decode(raw)
+                        if event is not None:
+                            entry.observe(event)
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _end_worker(process)
+                    await stop_group(process, WORKER_LADDER)
                 if entry.status not in FINAL:
                     entry.error = f"worker exited unexpectedly (status {process.returncode})"
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message) + "\n").encode()
-
-
-async def _end_worker(process: anyio.abc.Process, grace_s: float = STOP_GRACE_S) -> None:
-    """Close the worker's stdin (it stops and closes its session), wait, then kill it."""
-    if process.stdin is not None:
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await process.stdin.aclose()
-    with anyio.move_on_after(grace_s):
-        await process.wait()
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGKILL)
-        with anyio.move_on_after(KILL_WAIT_S):
-            await process.wait()

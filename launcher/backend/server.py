@@ -1,4 +1,4 @@
-"""`subagent serve`: an MCP server (stdio) that any coding agent can use as its sub-agent backend.
+"""`subagent serve`'s MCP face: a stdio server any coding agent can use as its sub-agent backend.
 
 Its tools spawn, query, steer and stop sub-agents; each sub-agent is a worker process
 that starts its own MCP servers at its own session start, so serve itself starts none.
@@ -138,14 +138,13 @@ class SubagentServer:
         return entry
 
     async def _tool_spawn_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
-        from launcher.config.discovery import check_ext_names, resolve_agent
+        from launcher.assemble import resolve_request
 
         prompt = str(args["prompt"])
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
         config = self._config()
-        resolve_agent(config, agent)
-        check_ext_names(config, ext)
+        resolve_request(config, agent, ext)
         max_turns = args.get("max_turns")
         entry = self.manager.spawn(
             prompt,

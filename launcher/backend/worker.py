@@ -1,42 +1,23 @@
-"""A sub-agent in its own OS process, driven by `subagent serve`.
+"""The child side of serve's pipe: one sub-agent in its own OS process.
 
-Protocol (JSON lines): the first stdin line is the job; later stdin lines are control
-messages (`{"op": "steer", "message": ...}`, `{"op": "stop"}`); stdout carries the
-session's event stream. Stdin EOF means the driver is gone: the agent stops and the
-session closes, so the worker's servers never outlive its driver.
+`python -m launcher.backend.worker` reads its Job and control messages from stdin and
+writes the session's event stream to stdout (protocol.py). Stdin EOF means the driver is
+gone: the agent stops and the session closes, so the worker's servers never outlive it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from launcher.events import AgentEnd, Event, EventBus, SessionEnd
-
-
-@dataclass
-class Job:
-    """What to run: the arguments of `spawn_subagent`, plus where config lives."""
-
-    prompt: str
-    agent: str = "general-purpose"
-    ext: list[str] = field(default_factory=list)
-    model: str | None = None
-    max_turns: int | None = None
-    config_dir: str | None = None
-    workspace: str = "."
-
-    @classmethod
-    def from_json(cls, line: str) -> Job:
-        data = json.loads(line)
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+from launcher.backend import protocol
+from launcher.backend.protocol import Job
+from launcher.events import AgentEnd, Event, EventBus, SessionEnd, jsonl_sink
 
 
 class Control:
@@ -60,65 +41,41 @@ class Control:
     def apply(self, message: dict[str, Any]) -> None:
         if self.loop is None:
             self.pending.append(message)
-        elif message.get("op") == "steer":
+        elif message.get("op") == protocol.STEER:
             self.loop.steer(str(message.get("message", "")))
-        elif message.get("op") == "stop":
+        elif message.get("op") == protocol.STOP:
             self.loop.stop()
             if self.session is not None:
                 self.session.abort_start()
-
-
-def _emit_line(event: Event) -> None:
-    try:
-        sys.stdout.write(event.to_json() + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass  # the driver is gone; stdin EOF will stop the run
 
 
 async def _read_control(control: Control) -> None:
     while True:
         line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         if not line:
-            control.apply({"op": "stop"})
+            control.apply(protocol.stop())
             return
-        try:
-            control.apply(json.loads(line))
-        except (ValueError, AttributeError):
-            continue
+        message = protocol.decode(line)
+        if message is not None:
+            control.apply(message)
 
 
 async def run_job(job: Job) -> str:
     """Run one job to its end, events to stdout; returns the final status."""
-    from launcher.assemble import spawn_agent
-    from launcher.config.discovery import check_ext_names, load_config, resolve_agent
-    from launcher.session import Session
-    from launcher.state import state_home
+    from launcher.assemble import assemble_session, run_agent
+    from launcher.config.discovery import load_config
 
     bus = EventBus()
-
-    async def sink(event: Event) -> None:
-        _emit_line(event)
-
-    bus.subscribe(sink)
+    bus.subscribe(jsonl_sink(sys.stdout))
     workspace = Path(job.workspace)
     control = Control()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read_control, control)
         try:
             config = load_config(Path(job.config_dir) if job.config_dir else None, cwd=workspace)
-            agent = resolve_agent(config, job.agent)
-            check_ext_names(config, job.ext)
-            session = Session(
-                agent,
-                config.servers,
-                ext=job.ext,
-                workspace=workspace,
-                state_home=state_home(),
-                bus=bus,
-            )
+            session = assemble_session(config, job.agent, ext=job.ext, workspace=workspace, bus=bus)
             control.session = session
-            status = await spawn_agent(
+            status = await run_agent(
                 session,
                 job.prompt,
                 model=job.model,
@@ -133,8 +90,14 @@ async def run_job(job: Job) -> str:
     return status
 
 
+def _emit_line(event: Event) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(event.to_json() + "\n")
+        sys.stdout.flush()
+
+
 def main() -> None:
-    """Entry point: `python -m launcher.backend.worker` with the job on stdin."""
+    """Entry point: the job is the first stdin line."""
     first = sys.stdin.readline()
     if not first:
         os._exit(2)

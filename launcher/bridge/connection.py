@@ -22,11 +22,13 @@ import anyio
 from anyio.abc import TaskStatus
 
 from launcher.bridge.coalesce import Coalescer
-from launcher.bridge.process import StdioChild, server_environment, spawn_server, stop_process_group
+from launcher.bridge.process import StdioChild, server_environment, spawn_server
 from launcher.bridge.schemas import ArgumentChecker, valid_schema
 from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
+from launcher.errors import ProtocolError
 from launcher.events import EventSink, ServerState
+from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
 from launcher.toolset.types import ToolDef, ToolResult
 
@@ -275,7 +277,7 @@ class McpConnection:
         async def stop() -> None:
             # The transport normally stopped the group already; then this returns at once.
             with anyio.CancelScope(shield=True):
-                await stop_process_group(process)
+                await stop_group(process)
 
         stack.push_async_callback(stop)
 
@@ -366,7 +368,7 @@ class McpConnection:
             if cursor is None:
                 break
             if cursor in seen:
-                raise RuntimeError(f"tools/list repeated cursor {cursor!r}")
+                raise ProtocolError(f"tools/list repeated cursor {cursor!r}")
             seen.add(cursor)
         defs: list[ToolDef] = []
         skipped: list[str] = []

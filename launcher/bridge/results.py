@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp import MCPError
 from pydantic import ValidationError
 
-from launcher.bridge.process import SpawnError
+from launcher.errors import SpawnError
 from launcher.toolset.types import ToolResult
 
 REQUEST_TIMEOUT = -32001

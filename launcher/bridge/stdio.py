@@ -16,7 +16,8 @@ import mcp_types as types
 from anyio.abc import Process
 from mcp.shared.message import SessionMessage
 
-from launcher.bridge.process import StdioChild, stop_process_group
+from launcher.bridge.process import StdioChild
+from launcher.procs.group import stop_group
 
 WRITER_FLUSH_S = 0.5
 """Time for already-accepted outgoing messages to be written before stdin closes."""
@@ -94,7 +95,7 @@ async def stdio_transport(child: StdioChild) -> AsyncIterator[tuple[Any, Any]]:
                 write_in.close()
                 with anyio.move_on_after(WRITER_FLUSH_S):
                     await writer_done.wait()
-                await stop_process_group(process)
+                await stop_group(process)
                 read_out.close()
                 if process.stdout is not None:
                     with contextlib.suppress(OSError, anyio.BrokenResourceError):

@@ -7,7 +7,6 @@ fast and must never start a process (only `tools`, `spawn` and `serve` may).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,39 +38,23 @@ Workspace = Annotated[
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
 
 
-def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"subagent: {message}\n")
-    raise typer.Exit(code)
-
-
-def _guarded(fn: Callable[[], int | None]) -> int:
-    """The one place errors become exit codes: config/usage 2, run failures 1."""
-    from launcher.errors import SubagentError
-
-    try:
-        return fn() or 0
-    except SubagentError as exc:
-        _fail(str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
-    return 0
-
-
-def _load(config_dir: Path | None, quiet: bool = False) -> Any:
+def _load(config_dir: Path | None) -> Any:
     from launcher.config.discovery import load_config
 
     config = load_config(config_dir, cwd=Path.cwd())
-    if not quiet:
-        for warning in config.warnings:
-            sys.stderr.write(f"subagent: warning: {warning}\n")
+    for warning in config.warnings:
+        sys.stderr.write(f"subagent: warning: {warning}\n")
     return config
 
 
-def _finish(code: int) -> None:
-    """Leave without the interpreter's slow teardown of the SDK (~0.4 s); output flushed first."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+def _exit(fn: Callable[[], int | None], *, fast: bool = False) -> None:
+    """Run a command body through the one exit-code map; `fast` skips interpreter teardown."""
+    from launcher.cli.run import finish, guarded
+
+    code = guarded(fn)
+    if fast:
+        finish(code)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -79,24 +62,17 @@ def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
     """List agents with their source file and resolved scope (starts no server)."""
 
     def body() -> int:
+        from launcher.cli.render import print_agents
         from launcher.cli.views import agent_rows
 
-        config = _load(config_dir)
-        rows = agent_rows(config)
+        rows = agent_rows(_load(config_dir))
         if json_out:
             print(json.dumps(rows, indent=2))
         else:
-            for row in rows:
-                print(f"{row['name']}  ({row['source'] or 'built-in'})")
-                if row["description"]:
-                    print(f"    {row['description']}")
-                print(f"    built-ins: {', '.join(row['builtins']) or 'none'}")
-                print(f"    servers: {', '.join(row['servers']) or 'none'}")
-                if row.get("error"):
-                    print(f"    error: {row['error']}")
+            print_agents(rows)
         return 0
 
-    _guarded(body)
+    _exit(body)
 
 
 @app.command()
@@ -104,24 +80,17 @@ def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
     """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
 
     def body() -> int:
-        from launcher.config.servers import masked_launch_spec
+        from launcher.cli.render import print_servers
+        from launcher.cli.views import server_rows
 
-        config = _load(config_dir)
-        specs = {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
+        rows = server_rows(_load(config_dir))
         if json_out:
-            print(json.dumps(specs, indent=2))
+            print(json.dumps(rows, indent=2))
         else:
-            for name, spec in specs.items():
-                if spec.get("type") == "http":
-                    print(f"{name}  http  {spec.get('url')}")
-                else:
-                    argv = " ".join(
-                        [str(spec.get("command"))] + [str(a) for a in spec.get("args", [])]
-                    )
-                    print(f"{name}  stdio  {argv}")
+            print_servers(rows)
         return 0
 
-    _guarded(body)
+    _exit(body)
 
 
 @app.command()
@@ -150,7 +119,7 @@ def tools(
             verbose=verbose,
         )
 
-    _finish(_guarded(body))
+    _exit(body, fast=True)
 
 
 @app.command()
@@ -198,7 +167,7 @@ def spawn(
             verbose=verbose,
         )
 
-    _finish(_guarded(body))
+    _exit(body, fast=True)
 
 
 @app.command()
@@ -232,7 +201,7 @@ def serve(
         )
         return 0
 
-    _finish(_guarded(body))
+    _exit(body, fast=True)
 
 
 def main() -> None:

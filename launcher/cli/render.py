@@ -39,6 +39,28 @@ class ProgressLine:
             self.shown = False
 
 
+def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+    """`subagent agents` for people: each agent, its source, built-ins and servers."""
+    for row in rows:
+        out.write(f"{row['name']}  ({row['source'] or 'built-in'})\n")
+        if row["description"]:
+            out.write(f"    {row['description']}\n")
+        out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
+        out.write(f"    servers: {', '.join(row['servers']) or 'none'}\n")
+        if row.get("error"):
+            out.write(f"    error: {row['error']}\n")
+
+
+def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> None:
+    """`subagent servers` for people: one line a server, its transport and target."""
+    for name, spec in rows.items():
+        if spec.get("type") == "http":
+            out.write(f"{name}  http  {spec.get('url')}\n")
+        else:
+            argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
+            out.write(f"{name}  stdio  {argv}\n")
+
+
 def print_tools_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
     """`subagent tools` for people: active tools, muted tools with reasons, server states."""
     rows = [

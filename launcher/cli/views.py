@@ -1,11 +1,17 @@
-"""`subagent agents`: each agent with its source and resolved scope, computed without I/O."""
+"""Rows and `--json` shapes of `agents`, `servers` and `tools` (CONTRACT.md), computed once.
+
+The human renderers in `render.py` print these same rows.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher.config.types import Config
 from launcher.toolset.scope import ToolScope
+
+if TYPE_CHECKING:
+    from launcher.session import Session
 
 
 def agent_rows(config: Config) -> list[dict[str, Any]]:
@@ -54,3 +60,28 @@ def broken_source(name: str, error: str) -> str | None:
     marker = f"{name}.md"
     end = error.find(marker + ":")
     return error[: end + len(marker)] if end > 0 else None
+
+
+def server_rows(config: Config) -> dict[str, dict[str, Any]]:
+    """Each configured server's launch spec, with every `${VAR}` secret masked."""
+    from launcher.config.servers import masked_launch_spec
+
+    return {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
+
+
+def tools_report(session: Session) -> dict[str, Any]:
+    """The contract's JSON object for `subagent tools --json`, read from a live session."""
+    active = [
+        {"name": e.name, "server": e.server, "tool": e.tool, "description": e.description}
+        for e in session.active()
+    ]
+    muted = [
+        {"name": e.name, "server": e.server, "tool": e.tool, "reason": reason}
+        for e, reason in session.muted()
+        if e.server is not None
+    ]
+    servers = {
+        name: {"state": st.state, "tools": st.tools, "error": st.error}
+        for name, st in session.status().items()
+    }
+    return {"agent": session.agent.name, "active": active, "muted": muted, "servers": servers}

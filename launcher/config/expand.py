@@ -6,15 +6,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from launcher.errors import ExpansionError
+
 # Only the braced forms: a bare `$` stays literal, so `$$`-escaping is never needed.
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 MASK = "****"
 """What a secret value is displayed as."""
-
-
-class ExpansionError(ValueError):
-    """A reference could not be expanded; the message names the variable, never a value."""
 
 
 @dataclass(frozen=True)

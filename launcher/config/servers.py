@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from launcher.config.expand import MASK, ExpansionError, expand, has_reference, mask_secrets
+from launcher.config.expand import MASK, expand, has_reference, mask_secrets
 from launcher.config.types import ServerSpec
-from launcher.errors import ConfigError
+from launcher.errors import ConfigError, ExpansionError
 
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024
 

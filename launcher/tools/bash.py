@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import ByteReceiveStream
 
+from launcher.procs.group import kill_group, spawn_group
 from launcher.toolset.types import ToolResult
 
 MAX_BASH_TIMEOUT_S = 600.0
@@ -84,14 +84,13 @@ async def run_bash(
     launcher itself is killed meanwhile.
     """
     output = CappedOutput(cap)
-    process = await anyio.open_process(
+    process = await spawn_group(
         ["bash", "-c", command],
         cwd=cwd,
         env=shell_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        start_new_session=True,
     )
     assert process.stdout is not None
     if guard is not None:
@@ -100,7 +99,8 @@ async def run_bash(
         with anyio.move_on_after(time_limit) as deadline:
             await _collect(process, process.stdout, output)
     finally:
-        _kill_group(process.pid)
+        # The group outlives its leader when a command backgrounds work; kill it regardless.
+        kill_group(process.pid)
         if guard is not None:
             guard.release(process.pid)
         with anyio.move_on_after(REAP_GRACE_S, shield=True):
@@ -135,11 +135,3 @@ async def _collect(
         with anyio.move_on_after(DRAIN_GRACE_S):
             await drained.wait()
         tg.cancel_scope.cancel()
-
-
-def _kill_group(pgid: int) -> None:
-    # The group outlives its leader when a command backgrounds work; kill it regardless.
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -108,10 +108,17 @@ class ToolScope:
         servers = list(dict.fromkeys(entry.server for entry, _ in found))
         return sorted(found, key=lambda pair: servers.index(pair[0].server))
 
-    def allows(self, name: str, registry: RegistryView) -> bool:
-        """The call-time veto: `name` is admitted in `registry` now and in scope."""
+    def admit(self, name: str, registry: RegistryView) -> ToolEntry | str:
+        """The call-time veto in one step: the entry to call, or why `name` is refused."""
         entry = registry.get(name)
-        return entry is not None and self.reason(entry) is None
+        if entry is None:
+            return "not registered"
+        reason = self.reason(entry)
+        return entry if reason is None else reason
+
+    def allows(self, name: str, registry: RegistryView) -> bool:
+        """Whether the veto admits `name` in `registry` now."""
+        return not isinstance(self.admit(name, registry), str)
 
     def servers_to_start(self, servers: Mapping[str, ServerSpec]) -> list[str]:
         """Configured servers whose tools could ever be in scope, in config order."""

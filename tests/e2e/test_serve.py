@@ -5,6 +5,7 @@ Sub-agents run as worker processes with the scripted model and the lazy stub ser
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -230,3 +231,22 @@ async def test_a_worker_that_cannot_start_is_an_error_result_and_serve_goes_on(
             assert "worker failed" in failed.content[0].text
             listed = await client.call_tool("list_agents", {})
             assert not listed.is_error
+
+
+@pytest.mark.anyio
+async def test_a_worker_session_writes_its_own_event_record(tmp_path: Path) -> None:
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path) as client:
+            result = await client.call_tool(
+                "spawn_subagent",
+                {"prompt": "go", "ext": ["lazy"], "model": f"scripted:{tmp_path / 'quick.yaml'}"},
+            )
+            assert not result.is_error
+    records = list((tmp_path / "state" / "sessions").glob("*/events.jsonl"))
+    assert len(records) == 1
+    events = [json.loads(line) for line in records[0].read_text().splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "session_start"
+    assert types[-1] == "session_end"
+    assert "agent_end" in types
+    assert any(e["type"] == "tool_result" and e["name"] == "lazy__echo" for e in events)

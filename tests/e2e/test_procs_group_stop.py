@@ -1,4 +1,4 @@
-"""`stop_process_group` ends the whole group: grandchildren die even when the leader exits
+"""`stop_group` ends the whole group: grandchildren die even when the leader exits
 promptly on stdin EOF, and a leader that ignores EOF and SIGTERM gets SIGKILL."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 import anyio
 import pytest
 
-from launcher.bridge.process import stop_process_group
+from launcher.procs.group import stop_group
 from tests.e2e.conftest import is_alive, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -25,7 +25,7 @@ async def _run_and_stop(script: str) -> tuple[int | None, int]:
     with anyio.fail_after(10):
         grandchild = int(await process.stdout.receive())
     with anyio.CancelScope(shield=True):
-        await stop_process_group(process)
+        await stop_group(process)
     await process.aclose()
     return process.returncode, grandchild
 
@@ -33,7 +33,7 @@ async def _run_and_stop(script: str) -> tuple[int | None, int]:
 @pytest.mark.parametrize(
     ("script", "status"), [(POLITE, 0), (STUBBORN, -signal.SIGKILL)], ids=["polite", "stubborn"]
 )
-def test_stop_process_group_leaves_no_grandchild(script: str, status: int) -> None:
+def test_stop_group_leaves_no_grandchild(script: str, status: int) -> None:
     returncode, grandchild = anyio.run(_run_and_stop, script)
 
     assert returncode == status

@@ -1,0 +1,63 @@
+"""The pipe between serve (pool.py) and a worker (worker.py), defined once for both sides.
+
+JSON lines. Down the worker's stdin: first the Job, then control messages (`steer`,
+`stop`). Up its stdout: the session's event stream (events.py's JSON form). Stdin EOF
+means the driver is gone: the worker stops and closes its session.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STEER = "steer"
+STOP = "stop"
+
+
+@dataclass
+class Job:
+    """What a worker runs: the arguments of `spawn_subagent`, plus where config lives."""
+
+    prompt: str
+    agent: str = "general-purpose"
+    ext: list[str] = field(default_factory=list)
+    model: str | None = None
+    max_turns: int | None = None
+    config_dir: str | None = None
+    workspace: str = "."
+
+    @classmethod
+    def from_json(cls, line: str | bytes) -> Job:
+        """Parse the first stdin line; unknown keys are ignored (a newer driver's fields)."""
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("a job is a JSON object")
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def to_line(self) -> bytes:
+        return encode(asdict(self))
+
+
+def steer(message: str) -> dict[str, Any]:
+    """A control message: deliver `message` at the next turn boundary."""
+    return {"op": STEER, "message": message}
+
+
+def stop() -> dict[str, Any]:
+    """A control message: stop the agent and close the session."""
+    return {"op": STOP}
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One JSON line."""
+    return (json.dumps(message) + "\n").encode()
+
+
+def decode(line: bytes | str) -> dict[str, Any] | None:
+    """One JSON-object line, or None for anything else (a worker's stray output)."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
