@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
+from launcher.bridge.phase import REPORTED, ServerPhase
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (
@@ -124,10 +125,10 @@ class Session:
         for name in self.servers:
             last = self._server_states.get(name)
             if last is None:
-                out[name] = ServerStatus("not_started")
+                out[name] = ServerStatus(ServerPhase.NOT_STARTED)
                 continue
             # A server still `starting` has not made the ready barrier: it did not start.
-            state = last.state if last.state in ("connected", "failed", "closed") else "failed"
+            state = last.state if last.state in REPORTED else ServerPhase.FAILED
             out[name] = ServerStatus(state, len(self._server_tools.get(name, ())), last.error)
         return out
 
@@ -279,7 +280,7 @@ class Session:
     def _check_required(self) -> None:
         for name, status in self.status().items():
             if self.servers[name].required and name in self.connections:
-                if status.state != "connected":
+                if status.state != ServerPhase.CONNECTED:
                     reason = status.error or status.state
                     raise ServerError(name, f"required server failed: {reason}")
 

@@ -41,7 +41,6 @@ def test_first_list_reports_every_tool_added() -> None:
     change = registry.set_server_tools("s", defs("a", "b"), make_caller)
     assert change == RegistryChange("s", added=["s__a", "s__b"])
     assert names(registry) == ["s__a", "s__b"]
-    assert registry.version == 1
 
 
 def test_relist_diffs_added_removed_and_changed() -> None:
@@ -67,13 +66,9 @@ def test_unchanged_relist_keeps_entries_and_is_not_a_change() -> None:
     registry = ToolRegistry()
     registry.set_server_tools("s", defs("a"), make_caller)
     before = registry.get("s__a")
-    seen: list[RegistryChange] = []
-    registry.subscribe(seen.append)
     change = registry.set_server_tools("s", defs("a"), make_caller)
     assert change.empty
     assert registry.get("s__a") is before
-    assert seen == []
-    assert registry.version == 1
 
 
 def test_tool_order_follows_the_latest_list() -> None:
@@ -209,15 +204,6 @@ def test_gate_is_reapplied_to_every_entry_on_every_change() -> None:
     assert names(registry) == ["s__a"]
 
 
-def test_set_gate_reapplies_to_all_and_reports_flips() -> None:
-    registry = ToolRegistry()
-    registry.set_server_tools("s", defs("a", "b"), make_caller)
-    change = registry.set_gate(lambda e: "no" if e.tool == "a" else None)
-    assert change == RegistryChange("gate", removed=["s__a"])
-    assert names(registry) == ["s__b"]
-    assert registry.set_gate(None) == RegistryChange("gate", added=["s__a"])
-
-
 def test_gate_that_raises_fails_closed() -> None:
     def gate(entry: ToolEntry) -> str | None:
         raise RuntimeError("boom")
@@ -226,32 +212,6 @@ def test_gate_that_raises_fails_closed() -> None:
     registry.set_server_tools("s", defs("a"), make_caller)
     assert registry.entries() == []
     assert "boom" in registry.rejected()[0][1]
-
-
-def test_subscriber_is_notified_of_each_change_until_unsubscribed() -> None:
-    registry = ToolRegistry()
-    seen: list[RegistryChange] = []
-    unsubscribe = registry.subscribe(seen.append)
-    registry.set_server_tools("s", defs("a"), make_caller)
-    registry.remove_server("s")
-    unsubscribe()
-    registry.set_server_tools("s", defs("a"), make_caller)
-    assert seen == [RegistryChange("s", added=["s__a"]), RegistryChange("s", removed=["s__a"])]
-    assert registry.version == 3
-
-
-def test_subscriber_may_call_back_into_the_registry() -> None:
-    registry = ToolRegistry()
-    seen: list[list[str]] = []
-
-    def on_change(change: RegistryChange) -> None:
-        seen.append(names(registry))
-        if change.source == "s":
-            registry.set_server_tools("echo", defs("x"), make_caller)
-
-    registry.subscribe(on_change)
-    registry.set_server_tools("s", defs("a"), make_caller)
-    assert seen == [["s__a"], ["s__a", "echo__x"]]
 
 
 def test_resolve_gives_registered_name_or_naming_rule() -> None:

@@ -9,9 +9,7 @@ does not import the SDK: `run` spawns a stdio server first and then loads
 from __future__ import annotations
 
 import functools
-import importlib
 import math
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -22,76 +20,36 @@ import anyio
 from anyio.abc import TaskStatus
 
 from launcher.bridge.coalesce import Coalescer
+from launcher.bridge.listing import list_all_tools, to_defs
+from launcher.bridge.loader import describe_startup_error, load_sdk
+from launcher.bridge.phase import ServerPhase
 from launcher.bridge.process import StdioChild, server_environment, spawn_server
-from launcher.bridge.schemas import ArgumentChecker, valid_schema
+from launcher.bridge.schemas import ArgumentChecker
+from launcher.bridge.serverlog import ServerLog
 from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
-from launcher.errors import ProtocolError
 from launcher.events import EventSink, ServerState
 from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
 from launcher.toolset.types import ToolDef, ToolResult
 
-MAX_PAGES = 10_000
-"""A server that keeps returning cursors past this many pages is broken, not big."""
 RELIST_TIMEOUT_S = 60.0
 """A re-list attempt after list_changed that takes longer than this is abandoned."""
 RELIST_ATTEMPTS = 4
 """Tries per re-list: a transient failure must not lose a late tool for the session."""
 RELIST_BACKOFF_S = 0.5
 """Pause before the first retry of a failed re-list, doubled before each further one."""
-STDERR_TAIL_BYTES = 2_000
-"""How much of a failed server's stderr log is read for its failure message."""
-STDERR_TAIL_LINES = 5
-"""How many of the server's last stderr lines a failure message quotes."""
-NOTE_MAX_CHARS = 300
-"""A diagnostic note in the server log is one line; longer ones are cut."""
 LISTEN_REOPENS = 5
 """How often a dropped listen stream is re-opened; a server that keeps dropping it is broken."""
 LISTEN_REOPEN_DELAY_S = 0.5
 """Pause before re-opening a dropped listen stream, so a flapping server is not hammered."""
 EXIT_REAP_S = 0.5
 """After a server is lost, how long to wait for its exit status before reporting without it."""
-NOTE_PREFIX = "[subagent] "
-INVALID_SCHEMA = "invalid input schema"
-"""The muted reason of a tool whose input schema a model API would reject."""
 
 ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
 
 if TYPE_CHECKING:
-    import mcp_types as types
     from mcp import Client
-
-_sdk: ModuleType | None = None
-_sdk_lock = threading.Lock()
-
-
-def _import_sdk() -> ModuleType:
-    global _sdk
-    # One importer at a time: threads importing one package at once can see it half-made.
-    with _sdk_lock:
-        if _sdk is None:
-            _sdk = importlib.import_module("launcher.bridge.sdk")
-        return _sdk
-
-
-async def load_sdk() -> ModuleType:
-    """`launcher.bridge.sdk`, imported in a worker thread the first time (the loop runs on)."""
-    return _sdk if _sdk is not None else await anyio.to_thread.run_sync(_import_sdk)
-
-
-def stderr_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a server's stderr log, without the launcher's own notes."""
-    try:
-        with path.open("rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [line for line in text.splitlines() if not line.startswith(NOTE_PREFIX)]
-    return "\n".join(lines).strip()
 
 
 class McpConnection:
@@ -108,7 +66,7 @@ class McpConnection:
         watchdog: Watchdog | None = None,
     ) -> None:
         self.spec = spec
-        self.state = "not_started"
+        self.state = ServerPhase.NOT_STARTED
         self.error: str | None = None
         self.tool_count = 0
         self.listings = 0
@@ -118,6 +76,7 @@ class McpConnection:
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self.log_path = log_path
+        self.log = ServerLog(log_path, self._redact)
         self._on_tools = on_tools
         self._emit = emit
         self._workspace = workspace
@@ -156,7 +115,7 @@ class McpConnection:
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call one tool with the server's tool_timeout; every failure is an error result."""
         client, sdk = self._client, self._sdk
-        if client is None or sdk is None or self.state != "connected" or self.lost:
+        if client is None or sdk is None or self.state is not ServerPhase.CONNECTED or self.lost:
             return ToolResult(content=self._unavailable(), is_error=True)
         checker = self._checkers.get(tool)
         problem = checker.error(arguments) if checker is not None else None
@@ -181,31 +140,32 @@ class McpConnection:
         return sdk.from_call_result(result, self.spec.max_result_bytes)
 
     def _unavailable(self) -> str:
-        if self.state == "failed" and self.error:
+        if self.state is ServerPhase.FAILED and self.error:
             return f"Server '{self.spec.name}' is not available: {self.error}"
-        if self.lost or self.state == "connected":
+        if self.lost or self.state is ServerPhase.CONNECTED:
             return f"Server '{self.spec.name}' is not available: it exited unexpectedly."
         return f"Server '{self.spec.name}' is not available ({self.state})."
 
     async def run(self) -> None:
         """The owner task: lives until `close()`, a lost server, or cancellation."""
         try:
-            await self._set_state("starting")
+            await self._set_state(ServerPhase.STARTING)
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self.log_path.open("ab") as errlog:
                 try:
                     await self._run(errlog)
                 except Exception as exc:
-                    if self.state != "failed":
-                        await self._fail(self._with_exit_status(await _describe(exc)))
+                    if self.state is not ServerPhase.FAILED:
+                        reason = await describe_startup_error(exc)
+                        await self._fail(self._with_exit_status(reason))
                 finally:
                     self._client = None
                     self.ready.set()
         finally:
             # Shielded: a cancelled session (SIGINT, SIGTERM) still reports every server closed.
             with anyio.CancelScope(shield=True):
-                if self.state not in ("failed", "closed"):
-                    await self._set_state("closed")
+                if not self.state.ended:
+                    await self._set_state(ServerPhase.CLOSED)
             self.ready.set()
             self.done.set()
 
@@ -224,7 +184,7 @@ class McpConnection:
                     await self._relist(client)
                     life.deadline = math.inf
                     self._client = client
-                    await self._set_state("connected")
+                    await self._set_state(ServerPhase.CONNECTED)
                     self.ready.set()
                     tg.start_soon(self._relister.serve, functools.partial(self._refresh, client))
                     if self.spec.type == "stdio":
@@ -358,32 +318,12 @@ class McpConnection:
             delay *= 2
 
     async def _relist(self, client: Client) -> None:
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-            if cursor in seen:
-                raise ProtocolError(f"tools/list repeated cursor {cursor!r}")
-            seen.add(cursor)
-        defs: list[ToolDef] = []
-        skipped: list[str] = []
-        for tool in tools:
-            # Registered, not dropped: the registry rejects it, so it shows as muted.
-            problem = None if valid_schema(tool.input_schema) else INVALID_SCHEMA
-            if problem is not None:
-                skipped.append(tool.name)
-            schema = dict(tool.input_schema)
-            defs.append(ToolDef(tool.name, tool.description or "", schema, problem=problem))
+        defs, skipped = to_defs(await list_all_tools(client))
         if skipped and skipped != self.skipped_tools:
             self._note(f"tools with an invalid input schema are muted: {', '.join(skipped)}")
         self.skipped_tools = skipped
         self.listings += 1
-        if self.state == "failed":
+        if self.state is ServerPhase.FAILED:
             return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
         # Compiled once per listing, kept while a tool's schema is unchanged.
@@ -402,26 +342,22 @@ class McpConnection:
         return f"{reason} (exit status {code})" if code is not None else reason
 
     async def _fail(self, reason: str) -> None:
-        message = reason
-        tail = stderr_tail(self.log_path)
-        if tail:
-            last = [line.strip() for line in tail.splitlines()[-STDERR_TAIL_LINES:]]
-            message += " — stderr: " + " | ".join(line for line in last if line)
+        message = reason + self.log.failure_detail()
         if self.spec.type == "stdio":
             message += f" (log: {self.log_path})"
         self.error = self._redact(message)
-        self.state = "failed"
+        self.state = ServerPhase.FAILED
         self.tool_count = 0
         await self._on_tools([])
-        await self._set_state("failed")
+        await self._set_state(ServerPhase.FAILED)
 
-    async def _set_state(self, state: str) -> None:
+    async def _set_state(self, state: ServerPhase) -> None:
         self.state = state
         await self._emit(
             ServerState(
                 server=self.spec.name,
-                state=state,
-                error=self.error if state == "failed" else None,
+                state=state.value,
+                error=self.error if state is ServerPhase.FAILED else None,
                 tools=self.tool_count,
                 log=str(self.log_path),
                 protocol=self.protocol_version,
@@ -433,21 +369,4 @@ class McpConnection:
         return mask_secrets(text, self.spec.secrets)
 
     def _note(self, text: str) -> None:
-        """Diagnostics go to the server's log file, never to the terminal."""
-        line = self._redact(" ".join(text.split()))
-        if len(line) > NOTE_MAX_CHARS:
-            line = line[: NOTE_MAX_CHARS - 1] + "…"
-        try:
-            with self.log_path.open("a", encoding="utf-8") as f:
-                f.write(f"{NOTE_PREFIX}{line}\n")
-        except OSError:
-            pass
-
-
-async def _describe(exc: Exception) -> str:
-    """A failed start's reason, in the SDK's terms when the SDK could be loaded at all."""
-    try:
-        sdk = await load_sdk()
-    except Exception:
-        return f"{type(exc).__name__}: {exc}"
-    return sdk.describe_startup_error(exc)
+        self.log.note(text)

@@ -1,7 +1,7 @@
 """Everything a connection takes from the MCP SDK, in one module, loaded after its server spawned.
 
 Importing the SDK costs more than half a second; a connection spawns its server first
-and then loads this module (in a worker thread, see `connection.load_sdk`), so the
+and then loads this module (in a worker thread, see `loader.load_sdk`), so the
 import overlaps the server's own start-up instead of delaying it.
 """
 

@@ -21,7 +21,34 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
+    add_help_option=False,
 )
+
+
+def _show_help(ctx: typer.Context, value: bool) -> None:
+    if value:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
+@app.callback()
+def _group(
+    _help: Annotated[
+        bool,
+        typer.Option(
+            "--help",
+            is_eager=True,
+            expose_value=False,
+            callback=_show_help,
+            help="Show this message and exit.",
+        ),
+    ] = False,
+) -> None:
+    # The group's own --help, as a plain bool flag defaulting to False: typer's default
+    # one is None when absent, and coercing that None builds a pydantic adapter — which
+    # made `subagent COMMAND --help` import pydantic (~2.5x `import typer`).
+    pass
+
 
 ConfigDir = Annotated[
     Path | None,

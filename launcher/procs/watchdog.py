@@ -17,6 +17,7 @@ import threading
 
 PDEATHSIG_TERM = signal.SIGTERM
 PR_SET_PDEATHSIG = 1
+READ_CHUNK = 4096
 
 
 class Watchdog:
@@ -87,8 +88,31 @@ def _set_parent_death_signal() -> None:
 def main() -> None:
     """The watchdog process: guard groups until stdin closes, then kill what is left."""
     guarded: set[int] = set()
+    pending = bytearray()
+
+    def take(data: bytes) -> None:
+        pending.extend(data)
+        *lines, rest = bytes(pending).split(b"\n")
+        pending[:] = rest
+        for raw in lines:
+            line = raw.strip().decode(errors="replace")
+            with contextlib.suppress(ValueError):
+                if line.startswith("+"):
+                    guarded.add(int(line[1:]))
+                elif line.startswith("-"):
+                    guarded.discard(int(line[1:]))
+
+    def drain() -> None:
+        # The launcher is gone, so its end of the pipe is closed: what it wrote before
+        # dying is all there, and the read ends at EOF at once.
+        with contextlib.suppress(OSError):
+            while chunk := os.read(0, READ_CHUNK):
+                take(chunk)
+        take(b"\n")
 
     def kill_all(*_: object) -> None:
+        # A parent-death signal can arrive before the last `+PGID` lines were read.
+        drain()
         for pgid in list(guarded):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
@@ -103,14 +127,7 @@ def main() -> None:
     _set_parent_death_signal()
     if os.getppid() != parent:
         kill_all()
-    for raw in sys.stdin.buffer:
-        line = raw.strip().decode(errors="replace")
-        with contextlib.suppress(ValueError):
-            if line.startswith("+"):
-                guarded.add(int(line[1:]))
-            elif line.startswith("-"):
-                guarded.discard(int(line[1:]))
-    kill_all()
+    kill_all()  # drain() reads to EOF: the launcher closed stdin or died
 
 
 if __name__ == "__main__":

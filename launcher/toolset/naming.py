@@ -8,16 +8,27 @@ hash of its (server, tool) pair: stable across runs, unique in practice.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Container
-
-from launcher.toolset.types import plain_name, sanitize
-
-__all__ = ["MAX_NAME_LEN", "exposed_name", "name_hash", "plain_name", "sanitize"]
 
 MAX_NAME_LEN = 64
 """The tool-name limit of the OpenAI and Anthropic APIs."""
 
 HASH_LEN = 8
+
+NAME_SEPARATOR = "__"
+"""Between server and tool in an exposed name: `SERVER__TOOL`."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(text: str) -> str:
+    """Replace every character outside `[A-Za-z0-9_-]` (what model APIs accept) with `_`."""
+    return _UNSAFE.sub("_", text)
+
+
+def plain_name(server: str, tool: str) -> str:
+    """A server tool's name before collision or length handling: sanitized `SERVER__TOOL`."""
+    return sanitize(f"{server}{NAME_SEPARATOR}{tool}")
 
 
 def name_hash(server: str, tool: str, length: int = HASH_LEN) -> str:

@@ -1,9 +1,10 @@
-"""ToolRegistry: the live tool maps of one session, with change notifications.
+"""ToolRegistry: the live tool maps of one session.
 
 Plain data: built-in and memory tools, plus one map per server that is replaced
-by diff whenever the server lists its tools. A gate (the scope's permanent
-exclusion) is re-applied to every entry on every change; rejected entries stay
-registered for reporting but are never returned by `get`/`entries`.
+by diff whenever the server lists its tools. Every update returns its change (the one
+change mechanism: the session turns it into a `tools_changed` event). A gate (the
+scope's permanent exclusion) is re-applied to every entry on every change; rejected
+entries stay registered for reporting but are never returned by `get`/`entries`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
 Gate = Callable[[ToolEntry], str | None]
 """Returns None to admit an entry, or the reason it is rejected."""
-
-Subscriber = Callable[["RegistryChange"], None]
 
 LOCAL_SOURCES: tuple[str, ...] = ("builtin", "memory")
 _RESERVED: frozenset[str] = frozenset(BUILTIN_TOOLS) | frozenset(MEMORY_TOOLS)
@@ -62,13 +61,6 @@ class ToolRegistry:
         self._reasons: dict[str, str] = {}
         # Names handed out before, so a tool that goes and comes back keeps its name.
         self._remembered: dict[tuple[str, str], str] = {}
-        self._subscribers: list[Subscriber] = []
-        self._version = 0
-
-    @property
-    def version(self) -> int:
-        """Incremented on every non-empty change."""
-        return self._version
 
     # -- updates ---------------------------------------------------------------
 
@@ -84,11 +76,11 @@ class ToolRegistry:
                 raise ValueError(f"add_local takes builtin/memory tools, got {entry.source!r}")
         sources = {entry.source for entry in new}
         change = RegistryChange(sources.pop() if len(sources) == 1 else "local")
-        renames: list[RegistryChange] = []
         for entry in new:
             holder = self._by_name.get(entry.name)
             if holder is not None and holder.server is not None:
-                renames.append(self._rename_server_entry(holder, reserve=entry.name))
+                # Sessions register local tools first, so this is only for direct users.
+                self._rename_server_entry(holder, reserve=entry.name)
             old = self._local.get(entry.name)
             if old is None:
                 change.added.append(entry.name)
@@ -96,7 +88,7 @@ class ToolRegistry:
                 change.changed.append(entry.name)
             self._local[entry.name] = entry
             self._by_name[entry.name] = entry
-        self._commit(change, *renames)
+        self._regate()
         return change
 
     def set_server_tools(
@@ -149,7 +141,7 @@ class ToolRegistry:
         live.update(new)
         for entry in new.values():
             self._by_name[entry.name] = entry
-        self._commit(change)
+        self._regate()
         return change
 
     def remove_server(self, server: str) -> RegistryChange:
@@ -162,40 +154,8 @@ class ToolRegistry:
             change.removed.append(entry.name)
             del self._by_name[entry.name]
         live.clear()
-        self._commit(change)
-        return change
-
-    def set_gate(self, gate: Gate | None) -> RegistryChange:
-        """Replace the gate and re-apply it to every entry.
-
-        The change (source `gate`) lists newly admitted names as added and newly
-        rejected ones as removed.
-        """
-        before = set(self._reasons)
-        self._gate = gate
         self._regate()
-        after = set(self._reasons)
-        order = [entry.name for entry in self._all_entries()]
-        admitted, rejected = before - after, after - before
-        change = RegistryChange(
-            "gate",
-            added=[name for name in order if name in admitted],
-            removed=[name for name in order if name in rejected],
-        )
-        if not change.empty:
-            self._version += 1
-            self._notify(change)
         return change
-
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call `callback` after every non-empty change; returns the unsubscribe function."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return unsubscribe
 
     # -- queries ---------------------------------------------------------------
 
@@ -246,7 +206,7 @@ class ToolRegistry:
         self._remembered[(server, tool)] = name
         return name
 
-    def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> RegistryChange:
+    def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> None:
         assert entry.server is not None
         taken = _Taken(self)
         taken.extra.add(reserve)
@@ -255,7 +215,6 @@ class ToolRegistry:
         del self._by_name[entry.name]
         self._by_name[renamed.name] = renamed
         self._servers[entry.server][entry.tool] = renamed
-        return RegistryChange(entry.server, added=[renamed.name], removed=[entry.name])
 
     def _regate(self) -> None:
         self._reasons = {}
@@ -269,18 +228,6 @@ class ToolRegistry:
                 reason = f"gate failed: {exc!r}"
             if reason is not None:
                 self._reasons[entry.name] = reason
-
-    def _commit(self, *changes: RegistryChange) -> None:
-        self._regate()
-        for change in changes:
-            if not change.empty:
-                self._version += 1
-                self._notify(change)
-
-    def _notify(self, change: RegistryChange) -> None:
-        # A copy: a subscriber may unsubscribe, or change the registry, while called.
-        for callback in list(self._subscribers):
-            callback(change)
 
 
 def _same(entry: ToolEntry, tool: ToolDef) -> bool:

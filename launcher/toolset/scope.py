@@ -21,7 +21,8 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
-from launcher.toolset.types import NAME_SEPARATOR, ToolEntry, plain_name, sanitize
+from launcher.toolset.naming import NAME_SEPARATOR, plain_name, sanitize
+from launcher.toolset.types import ToolEntry
 
 ISOLATED = "isolated"
 NOT_REQUESTED = "not requested"

@@ -1,28 +1,13 @@
-"""Tool data shared by every room: a tool's registry entry and a call's result.
+"""Tool data shared by every room: a tool as announced, its registry entry, a call's result.
 
-A leaf module like `config` and `events`: everyone may import it.
+A leaf module like `config` and `events`: everyone may import it. Naming is in naming.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-NAME_SEPARATOR = "__"
-"""Between server and tool in an exposed name: `SERVER__TOOL`."""
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def sanitize(text: str) -> str:
-    """Replace every character outside `[A-Za-z0-9_-]` (what model APIs accept) with `_`."""
-    return _UNSAFE.sub("_", text)
-
-
-def plain_name(server: str, tool: str) -> str:
-    """A server tool's name before collision or length handling: sanitized `SERVER__TOOL`."""
-    return sanitize(f"{server}{NAME_SEPARATOR}{tool}")
 
 
 @dataclass

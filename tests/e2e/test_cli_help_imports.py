@@ -43,3 +43,12 @@ def test_help_imports_no_sdk_httpx_or_bridge(tmp_path: Path, subagent: Subagent)
         assert _heavy(modules) == set(), args
     # `servers` really loaded the config code, yet nothing heavy came with it.
     assert "launcher.config.discovery" in _imported(["servers", "--config-dir", config], subagent)
+
+
+def test_command_help_imports_no_pydantic(subagent: Subagent) -> None:
+    # typer coerces an unset --help (None) of the group through a pydantic adapter; the
+    # group's own bool flag avoids that import on every `subagent COMMAND --help`.
+    for args in (["--help"], ["spawn", "--help"], ["tools", "--help"], ["serve", "--help"]):
+        modules = _imported(args, subagent)
+        assert "typer" in modules
+        assert {m for m in modules if m.split(".")[0] == "pydantic"} == set(), args

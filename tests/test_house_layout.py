@@ -1,0 +1,141 @@
+"""The package keeps DESIGN.md's shape: arrows point down, the SDK stays in its rooms, no giants.
+
+Every `launcher` import is read from the source (function-level imports included, those
+under `if TYPE_CHECKING:` left out: they never run) and checked against the room ranks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "launcher"
+
+LEAVES = ("config", "events", "errors", "procs", "state", "toolset.types", "toolset.naming")
+"""Rooms everyone may import; they import only each other."""
+RANKS: dict[str, int] = {
+    **dict.fromkeys(LEAVES, 0),
+    "toolset": 1,
+    "models": 1,
+    "tools": 1,
+    "bridge": 2,
+    "store": 2,
+    "agent": 3,
+    "session": 4,
+    "assemble": 5,
+    "backend": 6,
+    "check": 7,
+    "engines": 7,
+    "cli": 8,
+}
+"""A room may import rooms of a lower rank (and itself); `cli` is the top: nothing imports it."""
+SDK_ROOMS = ("bridge", "backend")
+"""The only rooms that may import the MCP SDK (`mcp`, `mcp_types`)."""
+MAX_LINES = 450
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def dotted(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def room(name: str) -> str | None:
+    """The room of a dotted module name inside launcher (longest match), else None."""
+    for candidate in sorted(RANKS, key=len, reverse=True):
+        if name == candidate or name.startswith(candidate + "."):
+            return candidate
+    return None
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import that runs."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            # `from launcher.backend import protocol` imports a module, not a name.
+            found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_every_module_has_a_room() -> None:
+    homeless = [dotted(p) for p in modules() if dotted(p) and room(dotted(p)) is None]
+    assert homeless == [], f"modules outside DESIGN's rooms: {homeless}"
+
+
+def test_arrows_point_down() -> None:
+    wrong: list[str] = []
+    for path in modules():
+        source = room(dotted(path))
+        if source is None:
+            continue
+        for line, name in imports(path):
+            if not name.startswith("launcher."):
+                continue
+            target = room(name.removeprefix("launcher."))
+            if target is None or target == source or (source in LEAVES and target in LEAVES):
+                continue
+            if RANKS[target] >= RANKS[source]:
+                arrow = f"{path.relative_to(PACKAGE)}:{line} {source} -> {target}"
+                if arrow not in wrong:
+                    wrong.append(arrow)
+    assert wrong == [], "imports against DESIGN's direction:\n" + "\n".join(wrong)
+
+
+def test_the_sdk_is_imported_only_in_its_rooms() -> None:
+    wrong: list[str] = []
+    for path in modules():
+        source = room(dotted(path))
+        for line, name in imports(path):
+            top = name.split(".")[0]
+            if top in ("mcp", "mcp_types") and source not in SDK_ROOMS:
+                wrong.append(f"{path.relative_to(PACKAGE)}:{line} imports {name}")
+    assert wrong == [], "MCP SDK imports outside bridge/ and backend/:\n" + "\n".join(wrong)
+
+
+def test_no_module_is_a_giant() -> None:
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in modules()}
+    giants = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert giants == {}, f"modules over {MAX_LINES} lines: {giants}"
+
+
+def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
+    # The walker itself must catch an upward import, or every test above passes vacuously.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import launcher.cli.app\n"
+        "if TYPE_CHECKING:\n    import launcher.session\n"
+        "def f():\n    from launcher.backend import protocol\n"
+    )
+    names = [name for _, name in imports(probe)]
+    assert "launcher.cli.app" in names
+    assert "launcher.backend.protocol" in names
+    assert "launcher.session" not in names
+    assert room("toolset.types") == "toolset.types"
+    assert room("toolset.scope") == "toolset"
