@@ -25,6 +25,8 @@ NPM_PACKAGES=(
 PIP_PACKAGES=(
   "mcp-server-time==2026.10.19"
   "mcp-server-git==2026.10.19"
+  # subagent[ray]'s pin: `batch --engine ray` is tested on a local Ray.
+  "ray==2.60.0"
 )
 
 mkdir -p "$prefix"
@@ -44,7 +46,7 @@ fi
 pip_stamp="$prefix/.pip-installed"
 pip_want="$("$python" -c 'import sys; print(sys.prefix)')"$'\n'"$(printf '%s\n' "${PIP_PACKAGES[@]}")"
 if [[ -f "$pip_stamp" && "$(cat "$pip_stamp")" == "$pip_want" ]] \
-  && "$python" -c 'import mcp_server_time, mcp_server_git' 2>/dev/null; then
+  && "$python" -c 'import mcp_server_time, mcp_server_git, ray' 2>/dev/null; then
   echo "install-interop: PyPI servers already installed"
 else
   echo "install-interop: pip install ${PIP_PACKAGES[*]}"

@@ -19,11 +19,9 @@ import anyio
 import anyio.abc
 
 from launcher.backend import protocol
-from launcher.backend.protocol import Job
+from launcher.backend.protocol import FINAL, Job, RunState
 from launcher.procs.group import Ladder, spawn_group, stop_group
 
-FINAL = ("completed", "error", "stopped", "max_turns")
-"""Statuses a sub-agent never leaves."""
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
 KILL_WAIT_S = 2.0
@@ -35,22 +33,16 @@ KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 its servers)."""
 
 
-@dataclass
-class SubAgent:
+@dataclass(kw_only=True)
+class SubAgent(RunState):
     """One sub-agent's state as `get_subagent_result` reports it."""
 
     id: str
     agent: str
-    status: str = "queued"
-    result: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
-    turns: int = 0
-    error: str | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     process: anyio.abc.Process | None = None
     pending: list[dict[str, Any]] = field(default_factory=list)
     stop_requested: bool = False
-    _turn_text: str = ""
 
     def snapshot(self) -> dict[str, Any]:
         """The structured result: agent_id, status, result, usage, turns (and error)."""
@@ -64,22 +56,6 @@ class SubAgent:
         if self.error:
             out["error"] = self.error
         return out
-
-    def observe(self, event: dict[str, Any]) -> None:
-        """Fold one worker event into the state."""
-        kind = event.get("type")
-        if kind == "turn_start":
-            self.turns = max(self.turns, int(event.get("turn", 0)))
-            self._turn_text = ""
-        elif kind == "text_delta":
-            # The result so far: the text of the latest turn that said anything.
-            self._turn_text += str(event.get("text", ""))
-            self.result = self._turn_text
-        elif kind == "agent_end":
-            self.status = str(event.get("status", "error"))
-            self.result = str(event.get("result", "")) or self.result
-            self.usage = dict(event.get("usage") or {})
-            self.error = event.get("error")
 
 
 class SubagentManager:
@@ -111,6 +87,7 @@ class SubagentManager:
         ext: list[str],
         model: str | None,
         max_turns: int | None,
+        workspace: Path | None = None,
     ) -> SubAgent:
         """Queue a sub-agent; it runs as soon as a slot is free."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
@@ -122,7 +99,7 @@ class SubagentManager:
             model=model or self._default_model,
             max_turns=max_turns,
             config_dir=str(self._config_dir) if self._config_dir else None,
-            workspace=str(self._workspace),
+            workspace=str(workspace or self._workspace),
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry
@@ -184,39 +161,47 @@ class SubagentManager:
             entry.done.set()
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
-        self._logs.mkdir(parents=True, exist_ok=True)
-        with (self._logs / f"{entry.id}.log").open("ab") as errlog:
-            # Its own group: a signal meant for serve's group must not cut a worker's
-            # shutdown short; serve ends its workers itself.
-            process = await spawn_group(
-                # -P: the user's workspace (the cwd) must not shadow our own packages.
-                [sys.executable, "-P", "-m", "launcher.backend.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errlog,
-                cwd=self._workspace,
-            )
-            try:
-                assert process.stdin is not None and process.stdout is not None
-                # The job, then what was queued before the worker existed, in order; only
-                # then may steer/stop write to the worker directly.
-                queued = [job.to_line(), *(protocol.encode(m) for m in entry.pending)]
-                entry.pending.clear()
-                await process.stdin.send(b"".join(queued))
-                entry.process = process
-                late, entry.pending = entry.pending, []  # queued while the job was written
-                if late:
-                    await process.stdin.send(b"".join(protocol.encode(m) for m in late))
-                buffer = b""
-                async for chunk in process.stdout:
-                    buffer += chunk
-                    *complete, buffer = buffer.split(b"\n")
-                    for raw in complete:
-                        event = protocol.decode(raw)
-                        if event is not None:
-                            entry.observe(event)
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await stop_group(process, WORKER_LADDER)
-                if entry.status not in FINAL:
-                    entry.error = f"worker exited unexpectedly (status {process.returncode})"
+        await drive_worker(entry, job, log_path=self._logs / f"{entry.id}.log")
+
+
+async def drive_worker(entry: SubAgent, job: Job, *, log_path: Path) -> None:
+    """Run `job` in a worker process, folding its events into `entry`; the worker always ends.
+
+    What was queued for `entry` before the worker existed is sent right after the job.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as errlog:
+        # Its own group: a signal meant for serve's group must not cut a worker's
+        # shutdown short; serve ends its workers itself.
+        process = await spawn_group(
+            # -P: the user's workspace (the cwd) must not shadow our own packages.
+            [sys.executable, "-P", "-m", "launcher.backend.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            cwd=job.workspace,
+        )
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            # The job, then what was queued before the worker existed, in order; only
+            # then may steer/stop write to the worker directly.
+            queued = [job.to_line(), *(protocol.encode(m) for m in entry.pending)]
+            entry.pending.clear()
+            await process.stdin.send(b"".join(queued))
+            entry.process = process
+            late, entry.pending = entry.pending, []  # queued while the job was written
+            if late:
+                await process.stdin.send(b"".join(protocol.encode(m) for m in late))
+            buffer = b""
+            async for chunk in process.stdout:
+                buffer += chunk
+                *complete, buffer = buffer.split(b"\n")
+                for raw in complete:
+                    event = protocol.decode(raw)
+                    if event is not None:
+                        entry.observe(event)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop_group(process, WORKER_LADDER)
+            if entry.status not in FINAL:
+                entry.error = f"worker exited unexpectedly (status {process.returncode})"

@@ -61,3 +61,42 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+FINAL = ("completed", "error", "stopped", "max_turns")
+"""Statuses a run never leaves."""
+
+
+@dataclass(kw_only=True)
+class RunState:
+    """What a driver knows of a worker's run, folded from its event stream."""
+
+    status: str = "queued"
+    result: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    turns: int = 0
+    error: str | None = None
+    session_id: str | None = None
+    _turn_text: str = ""
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """Fold one worker event into the state."""
+        kind = event.get("type")
+        if kind == "session_start":
+            self.session_id = str(event.get("session_id") or "") or None
+        elif kind == "turn_start":
+            self.turns = max(self.turns, int(event.get("turn", 0)))
+            self._turn_text = ""
+        elif kind == "text_delta":
+            # The result so far: the text of the latest turn that said anything.
+            self._turn_text += str(event.get("text", ""))
+            self.result = self._turn_text
+        elif kind == "agent_end":
+            self.status = str(event.get("status", "error"))
+            self.result = str(event.get("result", "")) or self.result
+            self.usage = dict(event.get("usage") or {})
+            self.error = event.get("error")
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL

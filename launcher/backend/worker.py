@@ -84,8 +84,9 @@ async def run_job(job: Job) -> str:
             )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = "error"
-            await bus.emit(AgentEnd(status="error", error=str(exc)))
-            await bus.emit(SessionEnd(error=str(exc)))
+            # To the driver only: a session that never started keeps no record.
+            _emit_line(AgentEnd(status="error", error=str(exc)))
+            _emit_line(SessionEnd(error=str(exc)))
         tg.cancel_scope.cancel()
     return status
 

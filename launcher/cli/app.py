@@ -231,6 +231,57 @@ def serve(
     _exit(body, fast=True)
 
 
+@app.command()
+def batch(
+    tasks: Annotated[Path, typer.Argument(help="TASKS.jsonl: {id, prompt, agent?, ext?, ...}")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="RESULTS.jsonl (appended; re-runs skip ids)")
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Tasks running at once.")] = 4,
+    engine: Annotated[str, typer.Option("--engine", help="local or ray.")] = "local",
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray cluster address (default: local)")
+    ] = None,
+    num_cpus: Annotated[float, typer.Option("--num-cpus", help="Ray CPUs per task.")] = 1.0,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="Ray retries for a lost worker.")
+    ] = 1,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Re-run tasks that failed before.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Default model for tasks without one.")
+    ] = None,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+) -> None:
+    """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
+
+    def body() -> int:
+        from launcher.cli.run import run_batch_command
+        from launcher.engines.base import EngineOptions
+
+        _load(config_dir)  # a broken config is reported before any task runs
+        options = EngineOptions(
+            config_dir=str(config_dir.resolve()) if config_dir else None,
+            workspace=str((workspace or Path.cwd()).resolve()),
+            model=model,
+            address=address,
+            num_cpus=num_cpus,
+            max_retries=max_retries,
+        )
+        return run_batch_command(
+            tasks,
+            out=out,
+            jobs=jobs,
+            engine=engine,
+            options=options,
+            retry_failed=retry_failed,
+        )
+
+    _exit(body, fast=True)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -134,3 +134,40 @@ class SpawnRenderer:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
+
+
+class BatchBar:
+    """`subagent batch`'s live line on a terminal: done / failed / running, rate, ETA."""
+
+    def __init__(self, out: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.shown = False
+
+    def __call__(self, progress: Any) -> None:
+        rate = progress.rate()
+        line = (
+            f"done {progress.completed}  failed {progress.failed}  running {progress.running}"
+            f"  skipped {progress.skipped}  {rate:.2f}/s"
+        )
+        self.out.write("\r\x1b[2K" + line)
+        self.out.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+
+
+def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
+    """The end of `subagent batch`: counts, time, and every bad input line."""
+    import time
+
+    elapsed = time.monotonic() - progress.started
+    out.write(
+        f"batch: {progress.completed} completed, {progress.failed} failed, "
+        f"{progress.skipped} skipped (already done), {len(progress.bad)} bad line(s) "
+        f"in {elapsed:.1f} s\n"
+    )
+    for bad in progress.bad:
+        out.write(f"batch: {bad} (not run)\n")

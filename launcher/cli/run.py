@@ -164,3 +164,42 @@ def run_spawn(
     if verbose:
         sys.stderr.write(f"session logs: {session.dir}\n")
     return 0 if status == "completed" else 1
+
+
+def run_batch_command(
+    tasks: Path,
+    *,
+    out: Path | None,
+    jobs: int,
+    engine: str,
+    options: Any,
+    retry_failed: bool,
+) -> int:
+    """`subagent batch`: exit 0 every task completed, 1 any failed, 2 a bad input line."""
+    from launcher.cli.render import BatchBar, print_batch_summary
+    from launcher.engines.base import engine_factory
+    from launcher.engines.batch import plan_rerun, run_batch
+
+    make_engine = engine_factory(engine)
+    if not tasks.is_file():
+        from launcher.errors import UsageError
+
+        raise UsageError(f"{tasks}: no such tasks file")
+    skip = plan_rerun(out, retry_failed=retry_failed)
+    bar = BatchBar() if sys.stderr.isatty() else None
+    sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
+
+    async def main() -> Any:
+        return await run_batch(
+            tasks, make_engine(options), out=sink, jobs=jobs, skip=skip, on_change=bar
+        )
+
+    try:
+        progress = run_async(main)
+    finally:
+        if bar is not None:
+            bar.clear()
+        if sink is not sys.stdout:
+            sink.close()
+    print_batch_summary(progress)
+    return progress.exit_code()

@@ -1,0 +1,107 @@
+"""`subagent batch`: fan tasks out over an engine, one result line per task as it ends."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from launcher.engines.base import BatchTask, Engine, TaskEnd
+from launcher.engines.tasks import BadLine, drop_results, finished, read_tasks
+
+
+@dataclass
+class BatchProgress:
+    """Counts as the batch runs (what the progress bar and the summary show)."""
+
+    skipped: int = 0
+    running: int = 0
+    completed: int = 0
+    failed: int = 0
+    bad: list[BadLine] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def done(self) -> int:
+        return self.completed + self.failed
+
+    def rate(self) -> float:
+        """Tasks ended per second so far."""
+        elapsed = time.monotonic() - self.started
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    def exit_code(self) -> int:
+        """0 every task completed, 1 any failed, 2 a bad input line."""
+        if self.bad:
+            return 2
+        return 1 if self.failed else 0
+
+
+async def run_batch(
+    tasks_path: Path,
+    engine: Engine,
+    *,
+    out: TextIO,
+    jobs: int,
+    skip: set[str],
+    on_change: Callable[[BatchProgress], None] | None = None,
+) -> BatchProgress:
+    """Run every task of `tasks_path` not in `skip`, at most `jobs` at once.
+
+    Input is read as slots free up and results are written as tasks end, so memory stays
+    flat however long the file is.
+    """
+    progress = BatchProgress()
+    notify = on_change or (lambda _: None)
+    slots = anyio.Semaphore(jobs)
+
+    async def one(task: BatchTask) -> None:
+        try:
+            try:
+                end = await engine.run(task)
+            except Exception as exc:  # an engine bug must cost one task, not the batch
+                end = TaskEnd(id=task.id, status="error", error=f"{type(exc).__name__}: {exc}")
+            out.write(json.dumps(end.to_dict(), ensure_ascii=False) + "\n")
+            out.flush()
+            if end.status == "completed":
+                progress.completed += 1
+            else:
+                progress.failed += 1
+        finally:
+            progress.running -= 1
+            slots.release()
+            notify(progress)
+
+    async with engine, anyio.create_task_group() as tg:
+        for item in read_tasks(tasks_path):
+            if isinstance(item, BadLine):
+                progress.bad.append(item)
+                notify(progress)
+                continue
+            if item.id in skip:
+                progress.skipped += 1
+                continue
+            await slots.acquire()
+            progress.running += 1
+            notify(progress)
+            tg.start_soon(one, item, name=f"task:{item.id}")
+    return progress
+
+
+def plan_rerun(results: Path | None, *, retry_failed: bool) -> set[str]:
+    """Ids a re-run skips: completed ones, and failed ones unless `retry_failed`.
+
+    Failed ones that will run again lose their old line first (one line per id).
+    """
+    if results is None:
+        return set()
+    done = finished(results)
+    if retry_failed:
+        drop_results(results, {i for i, status in done.items() if status != "completed"})
+        return {i for i, status in done.items() if status == "completed"}
+    return set(done)

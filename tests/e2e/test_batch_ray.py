@@ -1,0 +1,116 @@
+"""`subagent batch --engine ray` on a local Ray the batch starts: results, a retry, no leftovers."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.batch_support import results, scripted_tasks
+from tests.e2e.conftest import (
+    Subagent,
+    assert_all_gone,
+    is_alive,
+    processes_mentioning,
+    write_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+RAY_LIMIT_S = 240.0
+"""A local Ray starts in ~7 s here; six tasks plus one retried run well within this."""
+KILL_LIMIT_S = 120.0
+
+
+def _need_ray() -> None:
+    if importlib.util.find_spec("ray") is None:
+        reason = "ray is not installed (scripts/setup.sh --interop installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def ray_processes() -> list[int]:
+    """Live processes of a Ray cluster (gcs_server, raylet, workers) on this machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if (b"gcs_server" in cmd or b"raylet" in cmd or b"ray::" in cmd) and is_alive(
+            int(entry.name)
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    _need_ray()
+    before = set(ray_processes())
+    config = write_config(tmp_path / "cfg", {})
+    tasks = scripted_tasks(tmp_path, 6, sleep=1)
+    out = tmp_path / "results.jsonl"
+    run = subagent.run(
+        "batch", str(tasks), "--config-dir", str(config), "--out", str(out),
+        "--engine", "ray", "--jobs", "2", timeout=RAY_LIMIT_S,
+    )  # fmt: skip
+    assert run.code == 0, run.stderr
+    rows = results(out)
+    assert sorted(r["id"] for r in rows) == [f"t{i}" for i in range(6)]
+    assert {r["status"] for r in rows} == {"completed"}
+    assert len(subagent.sessions()) == 6
+    assert_all_gone([], tmp_path)
+    deadline = time.monotonic() + 30
+    while set(ray_processes()) - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert set(ray_processes()) - before == set()
+
+
+def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    _need_ray()
+    config = write_config(tmp_path / "cfg", {})
+    tasks = scripted_tasks(tmp_path, 2, sleep=6)
+    out = tmp_path / "results.jsonl"
+    batch = subagent.start(
+        "batch", str(tasks), "--config-dir", str(config), "--out", str(out),
+        "--engine", "ray", "--jobs", "2",
+    )  # fmt: skip
+    killed: int | None = None
+    try:
+        deadline = time.monotonic() + KILL_LIMIT_S
+        while killed is None and time.monotonic() < deadline:
+            # A sub-agent worker of this batch that has started its session.
+            workers = [
+                pid
+                for pid in processes_mentioning(str(tmp_path))
+                if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            ]
+            if workers and subagent.sessions():
+                killed = workers[0]
+                os.kill(killed, signal.SIGKILL)
+            time.sleep(0.1)
+        assert killed is not None, "no worker appeared"
+        batch.wait(timeout=RAY_LIMIT_S)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+    stderr = batch.stderr.read() if batch.stderr else ""
+    assert batch.returncode == 0, stderr
+    rows = results(out)
+    assert sorted(r["id"] for r in rows) == ["t0", "t1"]
+    assert {r["status"] for r in rows} == {"completed"}
+    # The killed run's session plus its retry's, plus the other task's.
+    assert len(subagent.sessions()) == 3
+    assert_all_gone([killed], tmp_path)
