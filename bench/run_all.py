@@ -10,6 +10,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+import batch
 import call_rate
 import cli_help
 import fanout
@@ -23,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "call_rate": call_rate.run,
     "list_burst": list_burst.run,
     "peers": peers.run,
+    "batch": batch.run,
 }
 
 

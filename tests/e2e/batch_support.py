@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import Subagent
+from tests.e2e.conftest import Subagent, processes_mentioning
 
 
 def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = frozenset()) -> Path:
@@ -44,3 +44,15 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
         running += step
         peak = max(peak, running)
     return peak
+
+
+def workers(root: Path) -> list[int]:
+    """This test's live sub-agent workers (their SUBAGENT_HOME is under `root`)."""
+    found = []
+    for pid in processes_mentioning(str(root)):
+        try:
+            if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue  # it ended meanwhile
+    return found

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_support import most_at_once, results, scripted_tasks, session_spans
+from tests.e2e.batch_support import most_at_once, results, scripted_tasks, session_spans, workers
 from tests.e2e.conftest import (
     Subagent,
     assert_all_gone,
-    processes_mentioning,
     wait_until,
     write_config,
 )
@@ -95,7 +94,13 @@ def test_bad_lines_are_named_and_not_run_the_rest_runs(tmp_path: Path, subagent:
     assert "Traceback" not in run.stderr
 
 
-def test_sigint_mid_batch_leaves_no_worker_or_server(tmp_path: Path, subagent: Subagent) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal.SIGKILL)],
+)
+def test_a_signal_mid_batch_leaves_no_worker_or_server(
+    tmp_path: Path, subagent: Subagent, signum: signal.Signals, code: int
+) -> None:
     from tests.e2e.conftest import stub
 
     pids = tmp_path / "pids"
@@ -118,13 +123,14 @@ def test_sigint_mid_batch_leaves_no_worker_or_server(tmp_path: Path, subagent: S
     try:
         # Both running tasks have their server up: the whole tree exists.
         assert wait_until(lambda: pids.joinpath("lazy.pid").exists(), 60)
-        assert wait_until(lambda: len(processes_mentioning("launcher.backend.worker")) >= 2, 30)
-        batch.send_signal(signal.SIGINT)
+        assert wait_until(lambda: len(workers(tmp_path)) >= 2, 30)
+        batch.send_signal(signum)
         batch.wait(timeout=60)
     finally:
         if batch.poll() is None:
             batch.kill()
             batch.wait()
-    assert batch.returncode == 130
+    assert batch.returncode == code
+    # Workers see their stdin close (however the driver died), stop and end their servers.
     assert_all_gone([], tmp_path)
-    assert results(out) == [] if out.exists() else True
+    assert not out.exists() or results(out) == []

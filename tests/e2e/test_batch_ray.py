@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.batch_support import results, scripted_tasks
+from tests.e2e.batch_support import workers as batch_workers
 from tests.e2e.conftest import (
     Subagent,
     assert_all_gone,
     is_alive,
-    processes_mentioning,
     write_config,
 )
 
@@ -91,11 +91,7 @@ def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
         deadline = time.monotonic() + KILL_LIMIT_S
         while killed is None and time.monotonic() < deadline:
             # A sub-agent worker of this batch that has started its session.
-            workers = [
-                pid
-                for pid in processes_mentioning(str(tmp_path))
-                if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            ]
+            workers = batch_workers(tmp_path)
             if workers and subagent.sessions():
                 killed = workers[0]
                 os.kill(killed, signal.SIGKILL)
