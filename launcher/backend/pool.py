@@ -11,6 +11,7 @@ import contextlib
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ class SubAgent(RunState):
     process: anyio.abc.Process | None = None
     pending: list[dict[str, Any]] = field(default_factory=list)
     stop_requested: bool = False
+    watchers: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
+    """Called with each worker event after it is folded in (must not block)."""
 
     def snapshot(self) -> dict[str, Any]:
         """The structured result: agent_id, status, result, usage, turns (and error)."""
@@ -200,6 +203,8 @@ async def drive_worker(entry: SubAgent, job: Job, *, log_path: Path) -> None:
                     event = protocol.decode(raw)
                     if event is not None:
                         entry.observe(event)
+                        for watch in entry.watchers:
+                            watch(event)
         finally:
             with anyio.CancelScope(shield=True):
                 await stop_group(process, WORKER_LADDER)

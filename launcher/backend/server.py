@@ -18,6 +18,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 from launcher.backend.pool import FINAL, SubAgent, SubagentManager
+from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.errors import SubagentError
 
 TOOLS: list[types.Tool] = [
@@ -119,7 +120,7 @@ class SubagentServer:
             handler = getattr(self, f"_tool_{params.name}", None)
             if handler is None:
                 return _error(f"Unknown tool: {params.name}")
-            return await handler(args)
+            return await handler(args, ctx)
         except SubagentError as exc:
             return _error(str(exc))
         except (KeyError, TypeError, ValueError) as exc:
@@ -137,7 +138,7 @@ class SubagentServer:
             raise ValueError(f"no sub-agent with agent_id '{agent_id}'")
         return entry
 
-    async def _tool_spawn_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         from launcher.assemble import resolve_request
 
         prompt = str(args["prompt"])
@@ -156,7 +157,7 @@ class SubagentServer:
         if args.get("background"):
             return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
         try:
-            await entry.done.wait()
+            await self._wait_reporting_progress(entry, ctx)
         except anyio.get_cancelled_exc_class():
             # The host gave up on the call: the sub-agent it asked for must not run on.
             with anyio.CancelScope(shield=True):
@@ -174,25 +175,55 @@ class SubagentServer:
             )
         return _result(entry.result, snapshot)
 
-    async def _tool_get_subagent_result(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def _wait_reporting_progress(self, entry: SubAgent, ctx: Any) -> None:
+        """Wait for the sub-agent's end, relaying progress when the host asked for it."""
+        meta = getattr(ctx, "meta", None) or {}
+        token = meta.get("progress_token")
+        if token is None:
+            await entry.done.wait()
+            return
+
+        async def send(progress: float, message: str) -> None:
+            await ctx.session.send_progress_notification(
+                progress_token=token,
+                progress=progress,
+                message=message,
+                related_request_id=ctx.request_id,
+            )
+
+        relay = ProgressRelay(send)
+        entry.watchers.append(relay.watch)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay.forward)
+            try:
+                await entry.done.wait()
+            finally:
+                relay.close()  # what is queued is still sent, then forward() returns
+            with anyio.move_on_after(PROGRESS_DRAIN_S):
+                await relay.finished.wait()
+            tg.cancel_scope.cancel()
+
+    async def _tool_get_subagent_result(
+        self, args: dict[str, Any], ctx: Any
+    ) -> types.CallToolResult:
         entry = self._lookup(args)
         if args.get("wait"):
             await entry.done.wait()
         return _result(entry.result, entry.snapshot())
 
-    async def _tool_steer_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def _tool_steer_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         entry = self._lookup(args)
         if entry.done.is_set() or entry.status in FINAL:
             return _error(f"sub-agent {entry.id} has ended ({entry.status}); nothing to steer")
         await self.manager.steer(entry, str(args["message"]))
         return _result(f"queued for {entry.id}'s next turn", entry.snapshot())
 
-    async def _tool_stop_subagent(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def _tool_stop_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         entry = self._lookup(args)
         await self.manager.stop(entry)
         return _result(entry.status, entry.snapshot())
 
-    async def _tool_list_agents(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def _tool_list_agents(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         config = self._config()
         agents = [{"name": a.name, "description": a.description} for a in config.agents.values()]
         text = "\n".join(f"{a['name']}: {a['description']}" for a in agents)

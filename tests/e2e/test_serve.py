@@ -250,3 +250,24 @@ async def test_a_worker_session_writes_its_own_event_record(tmp_path: Path) -> N
     assert types[-1] == "session_end"
     assert "agent_end" in types
     assert any(e["type"] == "tool_result" and e["name"] == "lazy__echo" for e in events)
+
+
+@pytest.mark.anyio
+async def test_foreground_spawn_with_a_progress_token_reports_each_turn_and_call(
+    tmp_path: Path,
+) -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    with anyio.fail_after(LIMIT_S):
+        async with serve(tmp_path) as client:
+            result = await client.call_tool(
+                "spawn_subagent",
+                {"prompt": "go", "ext": ["lazy"], "model": f"scripted:{tmp_path / 'quick.yaml'}"},
+                progress_callback=on_progress,
+            )
+    assert not result.is_error
+    assert [message for _, message in seen] == ["turn 1", "turn 1: lazy__echo", "turn 2"]
+    assert [progress for progress, _ in seen] == [1.0, 2.0, 3.0]
