@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from launcher.agent import AgentLoop
     from launcher.session import Session
+    from launcher.tools.delegate import Delegate
 
 MODEL_HTTP_CONNECT_S = 10.0
 """A model API that does not accept a connection in this long is down."""
@@ -45,6 +46,7 @@ def assemble_session(
     workspace: Path,
     bus: EventBus | None = None,
     home: Path | None = None,
+    delegate: Delegate | None = None,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet."""
     from launcher.session import Session
@@ -58,6 +60,7 @@ def assemble_session(
         state_home=state_home(),
         bus=bus,
         home=home,
+        delegate=delegate,
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from launcher.bridge.phase import REPORTED, ServerPhase
-from launcher.config.types import AgentSpec, ServerSpec
+from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (
     Event,
@@ -35,6 +35,7 @@ from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
     from launcher.procs.watchdog import Watchdog
+    from launcher.tools.delegate import Delegate
 
 T = TypeVar("T")
 
@@ -69,6 +70,7 @@ class Session:
         bus: EventBus | None = None,
         session_id: str | None = None,
         home: Path | None = None,
+        delegate: Delegate | None = None,
     ) -> None:
         self.agent = agent
         self.servers = dict(servers)
@@ -78,6 +80,7 @@ class Session:
         self.dir = state_home / "sessions" / self.id
         self.bus = bus or EventBus()
         self.home = home or Path.home()
+        self._delegate = delegate
         self.scope = ToolScope(agent, self.ext)
         self.registry = ToolRegistry(gate=self._gate)
         self.connections: dict[str, McpConnection] = {}
@@ -223,9 +226,13 @@ class Session:
 
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries
+        from launcher.tools.delegate import delegate_entry
 
-        names = [n for n in self.scope.builtin_names() if not n.startswith("memory_")]
+        wanted = self.scope.builtin_names()
+        names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
         entries = builtin_entries(self.workspace, names, group_guard=self._watchdog)
+        if DELEGATE_TOOL in wanted:
+            entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))
         if self.agent.memory is not None:
             entries += memory_entries(self.agent.name, self.agent.memory, self.workspace, self.home)
         self.registry.add_local(entries)

@@ -26,6 +26,10 @@ class Job:
     max_turns: int | None = None
     config_dir: str | None = None
     workspace: str = "."
+    depth: int = 0
+    """0 for a sub-agent serve or batch started; N+1 for a child of a depth-N agent."""
+    max_depth: int | None = None
+    """The tree's bound inherited from the parents (None: the agent's own)."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -73,7 +73,14 @@ async def run_job(job: Job) -> str:
         tg.start_soon(_read_control, control)
         try:
             config = load_config(Path(job.config_dir) if job.config_dir else None, cwd=workspace)
-            session = assemble_session(config, job.agent, ext=job.ext, workspace=workspace, bus=bus)
+            session = assemble_session(
+                config,
+                job.agent,
+                ext=job.ext,
+                workspace=workspace,
+                bus=bus,
+                delegate=_delegate(config, job, workspace),
+            )
             control.session = session
             status = await run_agent(
                 session,
@@ -89,6 +96,18 @@ async def run_job(job: Job) -> str:
             _emit_line(SessionEnd(error=str(exc)))
         tg.cancel_scope.cancel()
     return status
+
+
+def _delegate(config: Any, job: Job, workspace: Path) -> Any:
+    """The `subagent` tool's runner for this job's agent, one level deeper."""
+    from launcher.backend.nested import make_delegate
+
+    spec = config.agents.get(job.agent)
+    own = spec.max_depth if spec is not None else 0
+    bound = own if job.max_depth is None else min(own, job.max_depth)
+    return make_delegate(
+        config_dir=job.config_dir, workspace=workspace, depth=job.depth, max_depth=bound
+    )
 
 
 def _emit_line(event: Event) -> None:

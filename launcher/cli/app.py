@@ -192,6 +192,7 @@ def spawn(
             json_out=json_out,
             workspace=workspace or Path.cwd(),
             verbose=verbose,
+            config_dir=config_dir,
         )
 
     _exit(body, fast=True)

@@ -144,12 +144,20 @@ def run_spawn(
     json_out: bool,
     workspace: Path,
     verbose: bool,
+    config_dir: Path | None = None,
 ) -> int:
     """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise."""
-    from launcher.assemble import assemble_session, run_agent
+    from launcher.assemble import assemble_session, resolve_request, run_agent
+    from launcher.backend.nested import make_delegate
     from launcher.events import jsonl_sink
 
-    session = assemble_session(config, agent_name, ext=ext, workspace=workspace)
+    delegate = make_delegate(
+        config_dir=str(config_dir.resolve()) if config_dir else None,
+        workspace=workspace.resolve(),
+        depth=0,
+        max_depth=resolve_request(config, agent_name, ext).max_depth,
+    )
+    session = assemble_session(config, agent_name, ext=ext, workspace=workspace, delegate=delegate)
     if json_out:
         session.bus.subscribe(jsonl_sink(sys.stdout))
     else:

@@ -16,7 +16,7 @@ from typing import cast
 import yaml
 
 from launcher.config.selectors import parse_selectors
-from launcher.config.types import AgentSpec, MemoryScope, Selector
+from launcher.config.types import DEFAULT_MAX_DEPTH, AgentSpec, MemoryScope, Selector
 from launcher.errors import ConfigError
 
 _FENCE = "---"
@@ -35,6 +35,8 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "isolated",
     "memory",
     "max_turns",
+    "allowed_subagents",
+    "max_depth",
 )
 
 
@@ -181,6 +183,17 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
         return cast(str, value)
 
+    def names(value: object, key: str, line: int) -> tuple[str, ...]:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise error("expected a list of agent names", key, line)
+        return tuple(s for s in (i.strip() for i in items) if s)
+
+    def depth(value: object, key: str, line: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise error(f"expected a non-negative integer, got '{value}'", key, line)
+        return value
+
     def positive_int(value: object, key: str, line: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise error(f"expected a positive integer, got '{value}'", key, line)
@@ -200,6 +213,10 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),
+        allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", names) or ()),
+        max_depth=cast(
+            int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
+        ),
         prompt=prompt,
         source=path,
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, Selector
+from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS, Selector
 from launcher.errors import ConfigError
 
-KNOWN_BUILTINS: tuple[str, ...] = BUILTIN_TOOLS + MEMORY_TOOLS
+KNOWN_BUILTINS: tuple[str, ...] = BUILTIN_TOOLS + OPT_IN_TOOLS + MEMORY_TOOLS
 """Every name a `builtin` selector may carry."""
 
 _EXT_PREFIX = "ext:"

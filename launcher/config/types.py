@@ -12,6 +12,13 @@ BUILTIN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "bash", "grep", "find
 MEMORY_TOOLS: tuple[str, ...] = ("memory_read", "memory_write")
 """Tools added for agents with `memory:`."""
 
+DELEGATE_TOOL = "subagent"
+"""The built-in that runs a sub-agent of `allowed_subagents`; only when `tools` names it."""
+OPT_IN_TOOLS: tuple[str, ...] = (DELEGATE_TOOL,)
+"""Built-ins that `*`/`all` and an omitted `tools` never include."""
+DEFAULT_MAX_DEPTH = 2
+"""How deep sub-agents may nest (the top agent is depth 0) unless `max_depth` says less."""
+
 ORCHESTRATION_TOOLS: frozenset[str] = frozenset(
     {"spawn_subagent", "get_subagent_result", "steer_subagent", "stop_subagent", "list_agents"}
 )
@@ -48,6 +55,8 @@ class AgentSpec:
     isolated: bool = False
     memory: MemoryScope | None = None
     max_turns: int | None = None
+    allowed_subagents: tuple[str, ...] = ()
+    max_depth: int = DEFAULT_MAX_DEPTH
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
 

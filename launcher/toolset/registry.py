@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS
+from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS
 from launcher.toolset.naming import exposed_name
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
@@ -21,8 +21,9 @@ Gate = Callable[[ToolEntry], str | None]
 """Returns None to admit an entry, or the reason it is rejected."""
 
 LOCAL_SOURCES: tuple[str, ...] = ("builtin", "memory")
-_RESERVED: frozenset[str] = frozenset(BUILTIN_TOOLS) | frozenset(MEMORY_TOOLS)
-_LOCAL_ORDER: dict[str, tuple[str, ...]] = {"builtin": BUILTIN_TOOLS, "memory": MEMORY_TOOLS}
+_BUILTIN_ORDER = BUILTIN_TOOLS + OPT_IN_TOOLS
+_RESERVED: frozenset[str] = frozenset(_BUILTIN_ORDER) | frozenset(MEMORY_TOOLS)
+_LOCAL_ORDER: dict[str, tuple[str, ...]] = {"builtin": _BUILTIN_ORDER, "memory": MEMORY_TOOLS}
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Protocol
 from launcher.config.types import (
     BUILTIN_TOOLS,
     MEMORY_TOOLS,
+    OPT_IN_TOOLS,
     ORCHESTRATION_TOOLS,
     AgentSpec,
     Selector,
@@ -137,11 +138,13 @@ class ToolScope:
 
     def _derive_builtins(self) -> tuple[str, ...]:
         tools = self.spec.tools
+        named = {s.name for s in tools or () if s.kind == "builtin"}
         if tools is None or any(s.kind == "all" for s in tools):
             requested = BUILTIN_TOOLS
         else:
-            named = {s.name for s in tools if s.kind == "builtin"}
             requested = tuple(name for name in BUILTIN_TOOLS if name in named)
+        # Delegation is opt-in: only an explicit name turns it on, never `*` or no `tools`.
+        requested += tuple(name for name in OPT_IN_TOOLS if name in named)
         if self.spec.memory is not None:
             requested += MEMORY_TOOLS
         return tuple(name for name in requested if not self._disallowed_name(name))

@@ -1,0 +1,48 @@
+"""Nested sub-agents: the `subagent` tool's children, each in its own worker process.
+
+A child runs like any serve worker: its servers start at its own session start and end
+with it, its scope comes from its own agent file. Depth is counted down the tree (the
+top agent is depth 0) and bounded by the smallest `max_depth` on the way; a stop or kill
+of the parent closes the child's stdin, which ends the child and, in turn, its children.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from launcher.backend.pool import SubAgent, drive_worker
+from launcher.backend.protocol import Job
+from launcher.state import state_home
+from launcher.tools.delegate import Delegate
+from launcher.toolset.types import ToolResult
+
+
+def make_delegate(
+    *, config_dir: str | None, workspace: Path, depth: int, max_depth: int
+) -> Delegate:
+    """The Delegate of an agent at `depth` whose tree may go `max_depth` deep."""
+
+    async def delegate(agent: str, prompt: str) -> ToolResult:
+        if depth + 1 > max_depth:
+            return ToolResult(
+                f"Sub-agent '{agent}' was not started: max_depth {max_depth} reached "
+                f"(this agent is at depth {depth}).",
+                is_error=True,
+            )
+        entry = SubAgent(id=f"nested-{secrets.token_hex(4)}", agent=agent, status="running")
+        job = Job(
+            prompt=prompt,
+            agent=agent,
+            config_dir=config_dir,
+            workspace=str(workspace),
+            depth=depth + 1,
+            max_depth=max_depth,
+        )
+        await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
+        if entry.status == "completed":
+            return ToolResult(entry.result or "(no answer)")
+        why = f": {entry.error}" if entry.error else ""
+        return ToolResult(f"[{entry.status}{why}] {entry.result}".rstrip(), is_error=True)
+
+    return delegate
