@@ -16,6 +16,7 @@ import cli_help
 import fanout
 import list_burst
 import peers
+import serve_spawn
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -25,6 +26,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "list_burst": list_burst.run,
     "peers": peers.run,
     "batch": batch.run,
+    "serve_spawn": serve_spawn.run,
 }
 
 
