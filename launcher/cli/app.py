@@ -297,7 +297,11 @@ def batch(
 @app.command()
 def lock(
     agents: Annotated[
-        list[str] | None, typer.Argument(help="Agents to pin (default: see CONTRACT.md).")
+        list[str] | None,
+        typer.Argument(
+            help="Agents to pin (default: those already locked or with an expect: block, "
+            "else general-purpose)."
+        ),
     ] = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to wait after the ready barrier before pinning.")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Subagent, stub, write_config
+from tests.e2e.test_cli_help_imports import _heavy, _imported
 
 pytestmark = pytest.mark.e2e
 
@@ -93,3 +94,10 @@ def test_bad_usage_and_a_malformed_lock_exit_2(tmp_path: Path, subagent: Subagen
         assert bad.code == 2, args
         assert f"{lock}: field 'agents.general-purpose.tools'" in bad.stderr
         assert "Traceback" not in bad.stderr
+
+
+def test_lock_help_imports_nothing_heavy(subagent: Subagent) -> None:
+    modules = _imported(["lock", "--help"], subagent)
+    assert "typer" in modules
+    assert _heavy(modules) == set()
+    assert not any(m.split(".")[0] == "pydantic" for m in modules)
