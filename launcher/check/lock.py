@@ -41,6 +41,7 @@ __all__ = [
     "format_drift",
     "load_lock",
     "pin_session",
+    "session_drift",
     "write_lock",
 ]
 
@@ -71,6 +72,14 @@ def pin_session(session: Session) -> AgentPin:
         if status.info is not None
     }
     return AgentPin(tools=dict(sorted(tools.items())), servers=servers)
+
+
+def session_drift(session: Session) -> list[Drift] | None:
+    """A live session's drift from its agent's pin; None when the agent is not locked
+    (no lock file, no pin for it, or the session was assembled with `lock=False`)."""
+    if session.pin is None:
+        return None
+    return diff(session.pin, pin_session(session))
 
 
 def diff(locked: AgentPin, current: AgentPin) -> list[Drift]:
