@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
+from launcher.config.lock import load_lock
 from launcher.config.types import AgentSpec, Config
 from launcher.events import EventBus
 from launcher.state import state_home
@@ -47,11 +48,20 @@ def assemble_session(
     bus: EventBus | None = None,
     home: Path | None = None,
     delegate: Delegate | None = None,
+    lock: bool = True,
 ) -> Session:
-    """A ready-to-run Session for `agent_name` under `config`; starts nothing yet."""
+    """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
+
+    With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
+    the agent, the session mutes every server tool that does not match the pin.
+    """
     from launcher.session import Session
 
     agent = resolve_request(config, agent_name, ext)
+    pin = None
+    if lock and config.lock_path is not None:
+        found = load_lock(config.lock_path)
+        pin = found.agents.get(agent.name) if found is not None else None
     return Session(
         agent,
         config.servers,
@@ -61,6 +71,7 @@ def assemble_session(
         bus=bus,
         home=home,
         delegate=delegate,
+        pin=pin,
     )
 
 

@@ -43,7 +43,10 @@ class SessionStart(Event):
 
 @dataclass(kw_only=True)
 class ServerState(Event):
-    """A server moved to `starting`, `connected`, `failed` or `closed`."""
+    """A server moved to `starting`, `connected`, `failed` or `closed`.
+
+    `server_info` is the server's own `{"name", "version"}` (from initialize), once known.
+    """
 
     type: ClassVar[str] = "server_state"
     server: str
@@ -52,6 +55,7 @@ class ServerState(Event):
     tools: int = 0
     log: str | None = None
     protocol: str | None = None
+    server_info: dict[str, str | None] | None = None
 
 
 @dataclass(kw_only=True)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
 from launcher.bridge.phase import REPORTED, ServerPhase
+from launcher.config.lock import AgentPin, lock_reason
 from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (
@@ -54,6 +55,8 @@ class ServerStatus:
     state: str
     tools: int = 0
     error: str | None = None
+    info: dict[str, str | None] | None = field(default=None, compare=False)
+    """The server's own name and version (initialize `serverInfo`), once connected."""
 
 
 class Session:
@@ -71,8 +74,11 @@ class Session:
         session_id: str | None = None,
         home: Path | None = None,
         delegate: Delegate | None = None,
+        pin: AgentPin | None = None,
     ) -> None:
         self.agent = agent
+        # The agent's pin in the lock: server tools that do not match it are muted.
+        self.pin = pin
         self.servers = dict(servers)
         self.ext = tuple(ext)
         self.workspace = workspace
@@ -94,6 +100,7 @@ class Session:
         # What status() reports, read back from this session's own event stream.
         self._server_states: dict[str, ServerState] = {}
         self._server_tools: dict[str, set[str]] = {}
+        self._server_info: dict[str, dict[str, str | None]] = {}
         self.bus.subscribe(self._record)
         # Every session, CLI or serve worker, keeps its own record for post-mortems.
         self.bus.subscribe(jsonl_file_sink(self.dir / "events.jsonl"))
@@ -132,7 +139,8 @@ class Session:
                 continue
             # A server still `starting` has not made the ready barrier: it did not start.
             state = last.state if last.state in REPORTED else ServerPhase.FAILED
-            out[name] = ServerStatus(state, len(self._server_tools.get(name, ())), last.error)
+            count = len(self._server_tools.get(name, ()))
+            out[name] = ServerStatus(state, count, last.error, self._server_info.get(name))
         return out
 
     async def emit(self, event: Event) -> None:
@@ -214,11 +222,18 @@ class Session:
 
     def _gate(self, entry: ToolEntry) -> str | None:
         # A tool its source marked unusable is rejected whatever the scope says.
-        return entry.problem or self.scope.gate(entry)
+        reason = entry.problem or self.scope.gate(entry)
+        if reason is not None or self.pin is None:
+            return reason
+        # The lock judges only what the scope would offer: an unselected tool keeps
+        # `not selected` (it was never pinned, and `not in lock` would mislead).
+        return None if self.scope.selects(entry) else lock_reason(self.pin, entry)
 
     async def _record(self, event: Event) -> None:
         if isinstance(event, ServerState):
             self._server_states[event.server] = event
+            if event.server_info is not None:
+                self._server_info[event.server] = event.server_info
         elif isinstance(event, ToolsChanged) and event.source in self.servers:
             tools = self._server_tools.setdefault(event.source, set())
             tools.difference_update(event.removed)

@@ -1,4 +1,7 @@
-"""GitHub-like stub server over shipped fixture data: `python -m mcp_servers.github`.
+"""GitHub-like stub server over fixture data: `python -m mcp_servers.github [--fixture FILE]`.
+
+`--fixture FILE` serves your own repositories (schema: mcp_servers/github_fixture.py);
+without it, the shipped `fixtures/github.json`. A bad fixture exits 2 with the field named.
 
 Writes (create_issue, add_issue_comment) live in memory for the process's lifetime.
 `--lazy SECONDS` registers the write tools that long after the client's initialization
@@ -19,6 +22,7 @@ import anyio
 
 from mcp_servers._common import CallLog, add_common_flags, early_start
 from mcp_servers._table import ToolHandler, ToolOutput, ToolSpec, ToolTable
+from mcp_servers.github_fixture import FixtureError, load_fixture
 
 if TYPE_CHECKING:
     from mcp_servers._stub import StubServer
@@ -264,13 +268,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="SECONDS",
         help="register the write tools SECONDS after initialization",
     )
-    parser.add_argument("--fixture", type=Path, default=FIXTURE, help="fixture JSON file")
+    parser.add_argument(
+        "--fixture",
+        type=Path,
+        default=FIXTURE,
+        help="your repositories' JSON (see github_fixture.py)",
+    )
     args = parser.parse_args(argv)
+    try:
+        fixture = load_fixture(args.fixture)
+    except FixtureError as exc:
+        # Before the marker: a server that cannot serve its data never "started".
+        sys.stderr.write(f"{parser.prog}: bad --fixture: {exc}\n")
+        sys.exit(2)
     early_start(args)
 
     from mcp_servers import _stub  # the SDK import costs ~1.5 s; the marker is already there
 
-    data = GithubData(json.loads(args.fixture.read_text()))
+    data = GithubData(fixture)
     tools = GithubTools(data)
     table = ToolTable(read_tools(tools))
     background = None

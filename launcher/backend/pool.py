@@ -73,8 +73,10 @@ class SubagentManager:
         state_home: Path,
         default_model: str | None,
         max_concurrent: int,
+        no_lock: bool = False,
     ) -> None:
         self._tg = tg
+        self._no_lock = no_lock
         self._config_dir = config_dir
         self._workspace = workspace
         self._logs = state_home / "serve"
@@ -103,6 +105,7 @@ class SubagentManager:
             max_turns=max_turns,
             config_dir=str(self._config_dir) if self._config_dir else None,
             workspace=str(workspace or self._workspace),
+            no_lock=self._no_lock,
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

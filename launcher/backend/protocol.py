@@ -30,6 +30,8 @@ class Job:
     """0 for a sub-agent serve or batch started; N+1 for a child of a depth-N agent."""
     max_depth: int | None = None
     """The tree's bound inherited from the parents (None: the agent's own)."""
+    no_lock: bool = False
+    """Ignore the config's lock file (`serve --no-lock`)."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -237,6 +237,7 @@ async def serve(
     state_home: Path,
     model: str | None,
     max_concurrent: int,
+    no_lock: bool = False,
 ) -> None:
     """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
@@ -248,6 +249,7 @@ async def serve(
             state_home=state_home,
             default_model=model,
             max_concurrent=max_concurrent,
+            no_lock=no_lock,
         )
         app = SubagentServer(manager, config_dir, workspace)
         async with stdio_server() as (read_stream, write_stream):

@@ -80,6 +80,7 @@ async def run_job(job: Job) -> str:
                 workspace=workspace,
                 bus=bus,
                 delegate=_delegate(config, job, workspace),
+                lock=not job.no_lock,
             )
             control.session = session
             status = await run_agent(

@@ -73,6 +73,7 @@ class McpConnection:
         self.skipped_tools: list[str] = []
         self._checkers: dict[str, ArgumentChecker] = {}
         self.protocol_version: str | None = None
+        self.server_info: dict[str, str | None] | None = None
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self.log_path = log_path
@@ -177,6 +178,7 @@ class McpConnection:
             life.deadline = anyio.current_time() + self.spec.startup_timeout
             async with self._open_client(errlog) as (sdk, client):
                 self.protocol_version = client.protocol_version
+                self.server_info = _implementation(client.server_info)
                 async with anyio.create_task_group() as tg:
                     if client.protocol_version in sdk.MODERN_PROTOCOL_VERSIONS:
                         # Opened before the first listing: a change in between is not replayed.
@@ -361,6 +363,7 @@ class McpConnection:
                 tools=self.tool_count,
                 log=str(self.log_path),
                 protocol=self.protocol_version,
+                server_info=self.server_info,
             )
         )
 
@@ -370,3 +373,10 @@ class McpConnection:
 
     def _note(self, text: str) -> None:
         self.log.note(text)
+
+
+def _implementation(info: Any) -> dict[str, str | None] | None:
+    """The server's `serverInfo` (name, version) as plain data; SDK types end here."""
+    if info is None:
+        return None
+    return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}

@@ -63,6 +63,11 @@ Workspace = Annotated[
     typer.Option("--workspace", help="Directory the file tools may touch (default: cwd)."),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
+LOCK_SETTLE_S = 1.0
+"""`subagent lock` waits this long after the ready barrier, as `check` does by default."""
+NoLock = Annotated[
+    bool, typer.Option("--no-lock", help="Ignore subagent.lock.json (offer unpinned tools).")
+]
 
 
 def _load(config_dir: Path | None) -> Any:
@@ -129,6 +134,7 @@ def tools(
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
+    no_lock: NoLock = False,
 ) -> None:
     """Start a session, wait for its servers, print the tool set, end the session."""
 
@@ -144,6 +150,7 @@ def tools(
             json_out=json_out,
             workspace=workspace or Path.cwd(),
             verbose=verbose,
+            no_lock=no_lock,
         )
 
     _exit(body, fast=True)
@@ -163,6 +170,7 @@ def spawn(
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
+    no_lock: NoLock = False,
 ) -> None:
     """Run an agent on a prompt to its end."""
 
@@ -193,6 +201,7 @@ def spawn(
             workspace=workspace or Path.cwd(),
             verbose=verbose,
             config_dir=config_dir,
+            no_lock=no_lock,
         )
 
     _exit(body, fast=True)
@@ -208,6 +217,7 @@ def serve(
     ] = 4,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
+    no_lock: NoLock = False,
 ) -> None:
     """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
 
@@ -225,6 +235,7 @@ def serve(
                 state_home=state_home(),
                 model=model,
                 max_concurrent=max_concurrent,
+                no_lock=no_lock,
             )
         )
         return 0
@@ -279,6 +290,32 @@ def batch(
             options=options,
             retry_failed=retry_failed,
         )
+
+    _exit(body, fast=True)
+
+
+@app.command()
+def lock(
+    agents: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Agents to pin (default: those already locked or with an expect: block, "
+            "else general-purpose)."
+        ),
+    ] = None,
+    settle: Annotated[
+        float, typer.Option(help="Seconds to wait after the ready barrier before pinning.")
+    ] = LOCK_SETTLE_S,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+) -> None:
+    """Pin each agent's server tools in subagent.lock.json and print what changed."""
+
+    def body() -> int:
+        from launcher.cli.run import run_lock
+
+        config = _load(config_dir)
+        return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
 
     _exit(body, fast=True)
 

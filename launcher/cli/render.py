@@ -171,3 +171,23 @@ def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
     )
     for bad in progress.bad:
         out.write(f"batch: {bad} (not run)\n")
+
+
+def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -> None:
+    """`subagent lock`: per agent, what changed against the previous lock, then the file."""
+    from launcher.check.lock import format_drift
+
+    for result in results:
+        servers = ", ".join(
+            f"{name} {pin.version or '?'}" for name, pin in sorted(result.current.servers.items())
+        )
+        count = f"{len(result.current.tools)} tools" + (f" from {servers}" if servers else "")
+        drift = result.drift
+        if result.previous is None:
+            state = "new pin"
+        else:
+            state = f"{len(drift)} changes" if drift else "unchanged"
+        out.write(f"{result.agent}: {state}, {count}\n")
+        for line in drift:
+            out.write(f"  {format_drift(line)}\n")
+    out.write(f"wrote {path}\n")

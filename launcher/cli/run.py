@@ -97,13 +97,14 @@ def run_tools(
     json_out: bool,
     workspace: Path,
     verbose: bool,
+    no_lock: bool = False,
 ) -> int:
     """`subagent tools`: start a session, wait for the barrier + settle, print, end."""
     from launcher.assemble import assemble_session
     from launcher.cli.render import ProgressLine, print_tools_table
     from launcher.cli.views import tools_report
 
-    session = assemble_session(config, agent_name, ext=ext, workspace=workspace)
+    session = assemble_session(config, agent_name, ext=ext, workspace=workspace, lock=not no_lock)
     progress = ProgressLine() if sys.stderr.isatty() and not json_out else None
     if progress is not None:
         session.bus.subscribe(progress)
@@ -145,6 +146,7 @@ def run_spawn(
     workspace: Path,
     verbose: bool,
     config_dir: Path | None = None,
+    no_lock: bool = False,
 ) -> int:
     """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise."""
     from launcher.assemble import assemble_session, resolve_request, run_agent
@@ -157,7 +159,9 @@ def run_spawn(
         depth=0,
         max_depth=resolve_request(config, agent_name, ext).max_depth,
     )
-    session = assemble_session(config, agent_name, ext=ext, workspace=workspace, delegate=delegate)
+    session = assemble_session(
+        config, agent_name, ext=ext, workspace=workspace, delegate=delegate, lock=not no_lock
+    )
     if json_out:
         session.bus.subscribe(jsonl_sink(sys.stdout))
     else:
@@ -211,3 +215,16 @@ def run_batch_command(
             sink.close()
     print_batch_summary(progress)
     return progress.exit_code()
+
+
+def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:
+    """`subagent lock`: pin each agent's surface, write the lock, print each agent's diff."""
+    from launcher.check.locking import lock_agents
+    from launcher.cli.render import print_lock_report
+
+    async def main() -> Any:
+        return await lock_agents(config, agents, settle=settle, workspace=workspace)
+
+    results = run_async(main)
+    print_lock_report(results, config.lock_path)
+    return 0

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from launcher.config.agents import parse_agent_file, parse_agent_text
+from launcher.config.lock import lock_path
 from launcher.config.servers import load_servers
 from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.errors import ConfigError, UsageError
@@ -68,8 +69,9 @@ class _Collector:
         # same-named agent further down the search path.
         return name in self.agents or name in self.broken
 
-    def build(self) -> Config:
+    def build(self, lock_path: Path | None = None) -> Config:
         return Config(
+            lock_path=lock_path,
             agents=self.agents,
             servers=self.servers,
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
@@ -90,21 +92,22 @@ def load_config(
     if config_dir is None and env.get(CONFIG_DIR_ENV):
         config_dir = Path(env[CONFIG_DIR_ENV])
     collector = _Collector()
+    if home is None:
+        home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    lock_file = lock_path(config_dir, cwd=cwd, home=home)
     if config_dir is not None:
         config_dir = cwd / config_dir.expanduser()
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
         _add_config_dir(collector, config_dir, env)
     else:
-        if home is None:
-            home = Path(env["HOME"]) if env.get("HOME") else Path.home()
         _add_config_dir(collector, cwd / ".subagent", env)
         # Claude Code's file may hold servers we cannot run (sse, unset variables):
         # skip those with a warning instead of failing every command.
         collector.add_servers(cwd / ".mcp.json", env, lenient=True)
         _add_config_dir(collector, home / ".config" / "subagent", env)
     collector.add_builtins()
-    return collector.build()
+    return collector.build(lock_file)
 
 
 def _add_config_dir(collector: _Collector, directory: Path, env: Mapping[str, str]) -> None:

@@ -94,3 +94,5 @@ class Config:
     servers: dict[str, ServerSpec]
     warnings: tuple[str, ...] = ()
     broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text
+    lock_path: Path | None = None
+    """Where `subagent.lock.json` is or would be (config/lock.py `lock_path`)."""

@@ -1,0 +1,1 @@
+"""`subagent check` and `subagent lock`: expectations, tool-surface locks, JUnit."""

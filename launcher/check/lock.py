@@ -1,0 +1,113 @@
+"""Locks from live sessions: pin an agent's tool surface, and diff two pins.
+
+The lock's data, file and run-time check live in `launcher/config/lock.py` (a leaf, so the
+session and the serve worker can enforce it); they are re-exported here for `check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from launcher.config.lock import (
+    CHANGED_SINCE_LOCK,
+    LOCK_FILE,
+    LOCK_REASONS,
+    NOT_IN_LOCK,
+    AgentPin,
+    Lock,
+    ServerPin,
+    ToolPin,
+    load_lock,
+    pin_entry,
+    write_lock,
+)
+
+if TYPE_CHECKING:
+    from launcher.session import Session
+
+__all__ = [
+    "CHANGED_SINCE_LOCK",
+    "LOCK_FILE",
+    "LOCK_REASONS",
+    "NOT_IN_LOCK",
+    "AgentPin",
+    "Drift",
+    "DriftKind",
+    "Lock",
+    "ServerPin",
+    "ToolPin",
+    "diff",
+    "format_drift",
+    "load_lock",
+    "pin_session",
+    "session_drift",
+    "write_lock",
+]
+
+DriftKind = Literal["added", "removed", "description", "schema"]
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One difference between a pin and the live surface, for the tool `tool`."""
+
+    tool: str
+    kind: DriftKind
+    detail: str
+
+
+def pin_session(session: Session) -> AgentPin:
+    """The pin of a live session's server tools (built-ins are never locked).
+
+    The active set plus whatever only the session's own lock mutes: a session that
+    enforces a lock still pins what its servers announce, so `diff` sees the drift.
+    """
+    entries = [e for e in session.active() if e.server is not None]
+    entries += [e for e, reason in session.muted() if reason in LOCK_REASONS]
+    tools = {e.name: pin_entry(e) for e in entries}
+    servers = {
+        name: ServerPin(status.info.get("name"), status.info.get("version"))
+        for name, status in session.status().items()
+        if status.info is not None
+    }
+    return AgentPin(tools=dict(sorted(tools.items())), servers=servers)
+
+
+def session_drift(session: Session) -> list[Drift] | None:
+    """A live session's drift from its agent's pin; None when the agent is not locked
+    (no lock file, no pin for it, or the session was assembled with `lock=False`)."""
+    if session.pin is None:
+        return None
+    return diff(session.pin, pin_session(session))
+
+
+def diff(locked: AgentPin, current: AgentPin) -> list[Drift]:
+    """What changed from `locked` to `current`, ordered by tool name."""
+    drifts: list[Drift] = []
+    for name in sorted(locked.tools.keys() | current.tools.keys()):
+        old, new = locked.tools.get(name), current.tools.get(name)
+        if old is None and new is not None:
+            drifts.append(Drift(name, "added", f"new tool from server '{new.server}'"))
+        elif new is None and old is not None:
+            drifts.append(Drift(name, "removed", f"no longer announced by '{old.server}'"))
+        elif old is not None and new is not None:
+            if (old.server, old.tool) != (new.server, new.tool):
+                drifts.append(Drift(name, "removed", f"was {old.server}/{old.tool}"))
+                drifts.append(Drift(name, "added", f"now {new.server}/{new.tool}"))
+                continue
+            if old.description_sha256 != new.description_sha256:
+                drifts.append(Drift(name, "description", "description changed"))
+            if old.schema_sha256 != new.schema_sha256:
+                drifts.append(Drift(name, "schema", "input schema changed"))
+    return drifts
+
+
+_MARK = {"added": "+", "removed": "-", "description": "~", "schema": "~"}
+
+
+def format_drift(drift: Drift) -> str:
+    """One line: `+ NAME`, `- NAME`, `~ NAME (description changed)`."""
+    if drift.kind in ("description", "schema"):
+        return f"~ {drift.tool} ({drift.detail})"
+    return f"{_MARK[drift.kind]} {drift.tool}"

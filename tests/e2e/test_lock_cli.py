@@ -1,0 +1,103 @@
+"""`subagent lock` end to end: pins a real server's tools, and re-pinning prints the drift."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Subagent, stub, write_config
+from tests.e2e.test_cli_help_imports import _heavy, _imported
+
+pytestmark = pytest.mark.e2e
+
+DRIFT = ("--at", "0.3:late", "--redescribe-at", "0.3:echo", "--remove-at", "0.3:sleep")
+"""After connecting: a tool added, one re-described (a rug pull), one dropped."""
+
+
+def locked(subagent: Subagent, config: Path, *args: str) -> str:
+    run = subagent.run("lock", "--config-dir", str(config), *args)
+    assert run.code == 0, run.stderr
+    return run.stdout
+
+
+def test_an_unchanged_surface_relocks_with_no_drift(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(tmp_path / "cfg", {"lazy": stub("lazy")})
+    first = locked(subagent, config)
+    assert "general-purpose: new pin, 2 tools from lazy" in first
+    assert "  + lazy__echo" in first
+    lock = config / "subagent.lock.json"
+    data = json.loads(lock.read_text())
+    assert data["version"] == 1
+    pin = data["agents"]["general-purpose"]
+    assert sorted(pin["tools"]) == ["lazy__echo", "lazy__sleep"]  # built-ins are not locked
+    assert pin["servers"]["lazy"]["name"] == "lazy"
+    before = lock.read_text()
+
+    again = locked(subagent, config)
+    assert "general-purpose: unchanged, 2 tools" in again
+    assert "+ " not in again and "- " not in again and "~ " not in again
+    assert lock.read_text() == before
+
+
+def test_relock_names_each_added_redescribed_and_removed_tool(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    config = write_config(tmp_path / "cfg", {"lazy": stub("lazy")})
+    locked(subagent, config)
+    write_config(config, {"lazy": stub("lazy", *DRIFT)})
+
+    out = locked(subagent, config, "--settle", "1.5")
+
+    assert "general-purpose: 3 changes" in out
+    assert "  + lazy__late" in out
+    assert "  ~ lazy__echo (description changed)" in out
+    assert "  - lazy__sleep" in out
+    tools = json.loads((config / "subagent.lock.json").read_text())["agents"]["general-purpose"]
+    assert sorted(tools["tools"]) == ["lazy__echo", "lazy__late"]
+
+
+def test_locking_one_agent_keeps_the_others_pins(tmp_path: Path, subagent: Subagent) -> None:
+    narrow = "---\nname: narrow\ntools: ext:lazy/echo\n---\nNarrow.\n"
+    config = write_config(tmp_path / "cfg", {"lazy": stub("lazy")}, {"narrow": narrow})
+    locked(subagent, config)  # no agent named, none locked or with expect: general-purpose
+    out = locked(subagent, config, "narrow")
+    assert out.startswith("narrow: new pin, 1 tools")
+    agents = json.loads((config / "subagent.lock.json").read_text())["agents"]
+    assert sorted(agents) == ["general-purpose", "narrow"]
+    assert sorted(agents["narrow"]["tools"]) == ["lazy__echo"]
+    # With no agent named, every agent already in the lock is re-pinned.
+    both = locked(subagent, config)
+    assert "general-purpose: unchanged" in both and "narrow: unchanged" in both
+
+
+def test_a_failed_server_locks_nothing_and_exits_1(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(
+        tmp_path / "cfg", {"lazy": stub("lazy"), "broken": {"command": str(tmp_path / "nope")}}
+    )
+    run = subagent.run("lock", "--config-dir", str(config))
+    assert run.code == 1
+    assert "broken" in run.stderr and "not locked" in run.stderr
+    assert not (config / "subagent.lock.json").exists()
+
+
+def test_bad_usage_and_a_malformed_lock_exit_2(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(tmp_path / "cfg", {"lazy": stub("lazy")})
+    run = subagent.run("lock", "nobody", "--config-dir", str(config))
+    assert run.code == 2
+    assert "unknown agent 'nobody'" in run.stderr
+    lock = config / "subagent.lock.json"
+    lock.write_text('{"version": 1, "agents": {"general-purpose": {"tools": []}}}')
+    for args in (["lock"], ["tools"]):
+        bad = subagent.run(*args, "--config-dir", str(config))
+        assert bad.code == 2, args
+        assert f"{lock}: field 'agents.general-purpose.tools'" in bad.stderr
+        assert "Traceback" not in bad.stderr
+
+
+def test_lock_help_imports_nothing_heavy(subagent: Subagent) -> None:
+    modules = _imported(["lock", "--help"], subagent)
+    assert "typer" in modules
+    assert _heavy(modules) == set()
+    assert not any(m.split(".")[0] == "pydantic" for m in modules)
