@@ -25,6 +25,50 @@ EXIT_POLL_S = 0.2
 """How often a live server's leader is checked for exit (a grandchild may hold stdout open)."""
 EXIT_EOF_GRACE_S = 0.5
 """After the leader exits, time for stdout to drain to EOF before the server counts as lost."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""One JSON-RPC message per line; a longer line fails the server.
+
+Not the spec's max_result_bytes (64 KiB by default): that caps what the model is shown,
+after a large result has arrived whole and been cut, and tools/list replies of big servers
+exceed it too. 64 MiB is far above any honest message yet bounds what one server can make
+the launcher buffer (the line, its decoded text and the parsed message, a few times this).
+"""
+
+
+def line_too_long(limit: int) -> str:
+    """The reason a server fails with when it sends more than `limit` bytes in one line."""
+    return f"server sent a line over {limit} bytes without a newline"
+
+
+class LineReader:
+    """Splits a byte stream into lines in linear time, refusing lines over a limit.
+
+    A bytearray with a scan offset: each byte is searched for a newline once, and the
+    buffer drops what was consumed once per chunk (bytes + split re-copied it per chunk).
+    """
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._scanned = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The complete lines `chunk` ends; ValueError when a line exceeds the limit."""
+        buffer = self._buffer
+        buffer += chunk
+        lines: list[bytes] = []
+        start = 0
+        while (end := buffer.find(b"\n", self._scanned)) != -1:
+            if end - start > self.limit:
+                raise ValueError(line_too_long(self.limit))
+            lines.append(bytes(buffer[start:end]))
+            start = self._scanned = end + 1
+        if start:
+            del buffer[:start]
+        self._scanned = len(buffer)
+        if len(buffer) > self.limit:
+            raise ValueError(line_too_long(self.limit))
+        return lines
 
 
 def _parse_line(line: str) -> SessionMessage | Exception:
@@ -46,15 +90,16 @@ async def stdio_transport(child: StdioChild) -> AsyncIterator[tuple[Any, Any]]:
 
     async def reader() -> None:
         assert process.stdout is not None
-        buffer = b""
+        lines = LineReader()
         with read_in:
             try:
                 async for chunk in process.stdout:
-                    buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for raw in lines:
+                    for raw in lines.feed(chunk):
                         if raw.strip():
                             await read_in.send(_parse_line(raw.decode("utf-8", "replace")))
+            except ValueError as exc:
+                # The stream can no longer be framed: the server fails (with this reason).
+                child.failure = str(exc)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 pass
             finally:
