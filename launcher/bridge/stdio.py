@@ -43,31 +43,35 @@ def line_too_long(limit: int) -> str:
 class LineReader:
     """Splits a byte stream into lines in linear time, refusing lines over a limit.
 
-    A bytearray with a scan offset: each byte is searched for a newline once, and the
-    buffer drops what was consumed once per chunk (bytes + split re-copied it per chunk).
+    Each chunk is searched for newlines once; a line's pieces are kept and joined once
+    when its newline arrives (bytes += chunk; split re-copied the whole buffer per chunk).
     """
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
         self.limit = limit
-        self._buffer = bytearray()
-        self._scanned = 0
+        self._pieces: list[bytes] = []
+        self._pending = 0
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The complete lines `chunk` ends; ValueError when a line exceeds the limit."""
-        buffer = self._buffer
-        buffer += chunk
         lines: list[bytes] = []
         start = 0
-        while (end := buffer.find(b"\n", self._scanned)) != -1:
-            if end - start > self.limit:
+        while (end := chunk.find(b"\n", start)) != -1:
+            if self._pending + end - start > self.limit:
                 raise ValueError(line_too_long(self.limit))
-            lines.append(bytes(buffer[start:end]))
-            start = self._scanned = end + 1
-        if start:
-            del buffer[:start]
-        self._scanned = len(buffer)
-        if len(buffer) > self.limit:
-            raise ValueError(line_too_long(self.limit))
+            if self._pieces:
+                self._pieces.append(chunk[start:end])
+                lines.append(b"".join(self._pieces))
+                self._pieces.clear()
+                self._pending = 0
+            else:
+                lines.append(chunk[start:end])
+            start = end + 1
+        if start < len(chunk):
+            self._pieces.append(chunk[start:] if start else chunk)
+            self._pending += len(chunk) - start
+            if self._pending > self.limit:
+                raise ValueError(line_too_long(self.limit))
         return lines
 
 
@@ -95,7 +99,7 @@ async def stdio_transport(child: StdioChild) -> AsyncIterator[tuple[Any, Any]]:
             try:
                 async for chunk in process.stdout:
                     for raw in lines.feed(chunk):
-                        if raw.strip():
+                        if raw and not raw.isspace():  # strip() would copy a huge line
                             await read_in.send(_parse_line(raw.decode("utf-8", "replace")))
             except ValueError as exc:
                 # The stream can no longer be framed: the server fails (with this reason).
