@@ -17,6 +17,7 @@ import fanout
 import list_burst
 import peers
 import serve_spawn
+import stdio_lines
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -24,6 +25,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "fanout": fanout.run,
     "call_rate": call_rate.run,
     "list_burst": list_burst.run,
+    "stdio_lines": stdio_lines.run,
     "peers": peers.run,
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,

@@ -2,7 +2,8 @@
 
 Always has an `ok` tool; each flag adds one failure mode (they combine):
 crash at start, exit mid-call, hang, ignore SIGTERM and stdin EOF, leave a grandchild,
-junk on stdout, a huge result, an invalid input schema, JSON-RPC or is_error failures.
+junk on stdout, a huge result, a flood without a newline, an invalid input schema,
+JSON-RPC or is_error failures.
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ NESTED_INVALID_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"value
 WIRE_INVALID_SCHEMA: dict[str, Any] = {"type": 42}
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
 
+FLOOD_CHUNK = 1024 * 1024
 # Held so the grandchild's Popen is not collected (and warned about) while we run.
 _grandchild: subprocess.Popen[bytes] | None = None
+# The running server, for tools that write to the protocol stdout themselves (flood).
+_server: StubServer | None = None
 
 
 def _log(line: str) -> None:
@@ -73,6 +77,17 @@ def _huge(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
     return huge
 
 
+def _flood(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
+    async def flood(arguments: dict[str, Any]) -> ToolOutput:
+        assert _server is not None
+        # No newline: the reply below lands at the end of one `size`-byte line.
+        for start in range(0, size, FLOOD_CHUNK):
+            await _server.write_raw("x" * min(FLOOD_CHUNK, size - start))
+        return ToolOutput("flooded")
+
+    return flood
+
+
 def build_table(args: argparse.Namespace) -> ToolTable:
     """The `ok` tool plus one tool per failure mode asked for."""
     table = ToolTable([ToolSpec("ok", "Answer 'ok'.", _ok, _NO_ARGS)])
@@ -83,6 +98,9 @@ def build_table(args: argparse.Namespace) -> ToolTable:
     if args.huge_result is not None:
         desc = f"Return {args.huge_result} bytes of text."
         table.add(ToolSpec("huge", desc, _huge(args.huge_result), _NO_ARGS))
+    if args.flood is not None:
+        desc = f"Write {args.flood} bytes to stdout without a newline, then answer."
+        table.add(ToolSpec("flood", desc, _flood(args.flood), _NO_ARGS))
     if args.invalid_schema == "nested":
         desc = "Announced with an invalid inputSchema."
         table.add(ToolSpec("bad_schema", desc, _ok, NESTED_INVALID_SCHEMA))
@@ -125,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     flag("--grandchild", metavar="PIDFILE", help="spawn `sleep 300`, write its pid here")
     flag("--junk-stdout", action="store_true", help="write a non-JSON line after init")
     flag("--huge-result", type=int, metavar="BYTES", help="tool `huge` returns BYTES of text")
+    flag("--flood", type=int, metavar="BYTES", help="tool `flood` writes BYTES, no newline")
     flag(
         "--invalid-schema",
         nargs="?",
@@ -145,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from mcp_servers import _stub  # the SDK import costs ~1.5 s; the marker is already there
 
-    server = _stub.StubServer(
+    global _server
+    server = _server = _stub.StubServer(
         "faulty", build_table(args), call_log=CallLog(args.call_log), page_size=args.pages
     )
     _stub.run(server, _write_junk if args.junk_stdout else None)

@@ -129,6 +129,10 @@ class McpConnection:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
+            if self._child.failure is not None:
+                # The transport gave up on the server mid-call: its reason beats "closed".
+                text = f"Server '{self.spec.name}' failed: {self._child.failure}"
+                return ToolResult(content=self._redact(text), is_error=True)
             failed = sdk.from_exception(
                 exc,
                 server=self.spec.name,
@@ -157,7 +161,7 @@ class McpConnection:
                     await self._run(errlog)
                 except Exception as exc:
                     if self.state is not ServerPhase.FAILED:
-                        reason = await describe_startup_error(exc)
+                        reason = self._child.failure or await describe_startup_error(exc)
                         await self._fail(self._with_exit_status(reason))
                 finally:
                     self._client = None
@@ -295,6 +299,11 @@ class McpConnection:
         # the server's tools leave the registry now, not seconds later. Shielded: a
         # session closing in the same instant must not turn a crash into "closed".
         with anyio.CancelScope(shield=True):
+            if self._child.failure is not None:
+                # The transport dropped a live server (e.g. an unframeable line): say why.
+                await self._fail(self._child.failure)
+                self._closing.set()
+                return
             code = await self._child.wait_exit(EXIT_REAP_S)
             status = f"exit status {code}" if code is not None else "stdout closed"
             await self._fail(f"server exited unexpectedly ({status})")

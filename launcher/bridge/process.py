@@ -41,11 +41,13 @@ def resolve_command(command: str) -> str:
 class StdioChild:
     """What the transport knows about its server process.
 
-    `lost` is set at stdout EOF or when the leader exits, before the SDK sees the stream end.
+    `lost` is set at stdout EOF or when the leader exits, before the SDK sees the stream end;
+    `failure` says why when the transport itself gave up on the server (set before `lost`).
     """
 
     pid: int | None = None
     lost: anyio.Event = field(default_factory=anyio.Event)
+    failure: str | None = None
     process: Process | None = None
 
     @property
