@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from launcher.check.cases import CheckCase
 from launcher.check.expect import RunRecord, Surface, evaluate_run, evaluate_surface
-from launcher.check.lock import AgentPin, Lock, diff, load_lock, pin_session
+from launcher.check.lock import load_lock, session_drift
 from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.events import (
@@ -88,11 +88,9 @@ def server_failures(session: Session) -> list[str]:
     ]
 
 
-def drift_failure(pin: AgentPin | None, session: Session) -> list[str]:
-    """One failure naming every tool that drifted from the agent's lock pin."""
-    if pin is None:
-        return []
-    drifts = diff(pin, pin_session(session))
+def drift_failure(session: Session) -> list[str]:
+    """One failure naming every tool that drifted from the agent's lock pin (if locked)."""
+    drifts = session_drift(session)
     if not drifts:
         return []
     return ["lock drift: " + "; ".join(f"{d.tool} {d.kind} ({d.detail})" for d in drifts)]
@@ -107,9 +105,7 @@ def surface_of(session: Session) -> Surface:
     return Surface(active, states, system_prompt(session.agent.prompt, active))
 
 
-async def run_case(
-    config: Config, case: CheckCase, *, workspace: Path, lock: Lock | None
-) -> CheckResult:
+async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> CheckResult:
     """Run one check in its own session; run failures become check failures, never raise."""
     import anyio
 
@@ -120,12 +116,11 @@ async def run_case(
     session = assemble_session(config, case.agent, ext=case.ext, workspace=workspace)
     recorder = _Recorder()
     session.bus.subscribe(recorder)
-    pin = lock.agents.get(case.agent) if lock is not None else None
 
     async def observe(s: Session) -> None:
         await anyio.sleep(case.expect.settle)
         result.failures += server_failures(s)
-        result.failures += drift_failure(pin, s)
+        result.failures += drift_failure(s)
         result.failures += evaluate_surface(case.expect, surface_of(s))
 
     run = case.expect.run
@@ -149,14 +144,15 @@ async def run_case(
     return result
 
 
-def preflight(config: Config, cases: Sequence[CheckCase]) -> Lock | None:
-    """Everything that is bad config, found before any server starts: scripts and the lock."""
+def preflight(config: Config, cases: Sequence[CheckCase]) -> None:
+    """Raise what is bad config before any server starts: a broken script or lock file."""
     from launcher.models.scripted import load_script
 
     for case in cases:
         if case.expect.run is not None:
             load_script(case.expect.run.script)
-    return load_lock(config.lock_path) if config.lock_path is not None else None
+    if config.lock_path is not None:
+        load_lock(config.lock_path)
 
 
 async def run_checks(
@@ -165,7 +161,6 @@ async def run_checks(
     *,
     jobs: int,
     workspace: Path,
-    lock: Lock | None,
     on_change: Callable[[Progress], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check, `jobs` sessions at once; results in the order of `cases`."""
@@ -180,7 +175,7 @@ async def run_checks(
             progress.running += 1
             if on_change is not None:
                 on_change(progress)
-            outcome = await run_case(config, case, workspace=workspace, lock=lock)
+            outcome = await run_case(config, case, workspace=workspace)
             results[index] = outcome
             progress.running -= 1
             progress.done += 1

@@ -223,8 +223,9 @@ def print_check_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
     out.write(f"{'CHECK':<{width}}  {'AGENT':<{agent_width}}  RESULT  TIME   FIRST FAILURE\n")
     for r in rows:
         result = "PASS" if r["status"] == "passed" else "FAIL"
-        out.write(
+        row = (
             f"{r['name']:<{width}}  {r['agent']:<{agent_width}}  {result:<6}  "
-            f"{r['duration_s']:>4.1f}s  {r['failure'] or ''}\n"
+            f"{r['duration_s']:>4.1f}s  {r['failure'] or ''}"
         )
+        out.write(row.rstrip() + "\n")
     out.write(f"{report['passed']} passed, {report['failed']} failed\n")

@@ -249,13 +249,11 @@ def run_check(
     cases = select_cases(config, named)
     if not cases:
         raise UsageError("no checks: no agent has an expect: block and there is no checks/*.yaml")
-    lock = preflight(config, cases)
+    preflight(config, cases)
     bar = CheckBar() if sys.stderr.isatty() else None
 
     async def main() -> Any:
-        return await run_checks(
-            config, cases, jobs=jobs, workspace=workspace, lock=lock, on_change=bar
-        )
+        return await run_checks(config, cases, jobs=jobs, workspace=workspace, on_change=bar)
 
     try:
         results = run_async(main)
