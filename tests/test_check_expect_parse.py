@@ -109,3 +109,21 @@ def test_check_file_mistakes_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_check_file(path)
     assert info.value.field == "agent"
+
+
+def test_a_check_file_naming_an_unknown_agent_or_server_is_a_config_error(tmp_path: Path) -> None:
+    from launcher.check.cases import select_cases
+    from launcher.config.discovery import load_config
+
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "mcp.json").write_text('{"mcpServers": {}}')
+    check = tmp_path / "c.yaml"
+    check.write_text("agent: nobody\n")
+    config = load_config(tmp_path, cwd=tmp_path, env={})
+    with pytest.raises(ConfigError) as info:
+        select_cases(config, [str(check)])
+    assert info.value.field == "agent" and "c.yaml" in str(info.value)
+    check.write_text("agent: general-purpose\next: [nowhere]\n")
+    with pytest.raises(ConfigError) as info:
+        select_cases(config, [str(check)])
+    assert info.value.field == "ext" and "'nowhere'" in str(info.value)

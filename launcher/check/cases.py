@@ -132,11 +132,18 @@ def select_cases(config: Config, named: Sequence[str]) -> list[CheckCase]:
 
 
 def _check_names(config: Config, case: CheckCase) -> None:
-    where = str(case.source) if case.source else case.name
     if case.agent not in config.agents:
         if case.agent in config.broken_agents:
             raise ConfigError(config.broken_agents[case.agent])
-        raise ConfigError(f"{where}: unknown agent '{case.agent}'", field="agent")
+        known = ", ".join(sorted(config.agents))
+        raise ConfigError(
+            f"unknown agent '{case.agent}'; known agents: {known}", path=case.source, field="agent"
+        )
     for server in case.ext:
         if server not in config.servers:
-            raise ConfigError(f"{where}: no configured server named '{server}'", field="ext")
+            known = ", ".join(sorted(config.servers)) or "none"
+            raise ConfigError(
+                f"no configured server named '{server}'; configured servers: {known}",
+                path=case.source,
+                field="ext",
+            )
