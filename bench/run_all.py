@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import batch
 import call_rate
+import check_jobs
 import cli_help
 import fanout
 import list_burst
@@ -29,6 +30,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "peers": peers.run,
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,
+    "check_jobs": check_jobs.run,
 }
 
 

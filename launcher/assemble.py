@@ -7,7 +7,7 @@ session is scoped, recorded and run the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,10 +96,12 @@ async def run_agent(
     max_turns: int | None = None,
     base_url: str | None = None,
     on_loop: Callable[[AgentLoop], None] | None = None,
+    before: Callable[[Session], Awaitable[None]] | None = None,
 ) -> str:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
-    `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it.
+    `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
+    `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
     """
     from launcher.agent import AgentLoop
     from launcher.models.factory import create_model, resolve_model_spec
@@ -118,6 +120,8 @@ async def run_agent(
             on_loop(loop)
 
         async def body(s: Session) -> str:
+            if before is not None:
+                await before(s)
             end = await loop.run(prompt)
             return end.status
 

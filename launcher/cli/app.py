@@ -320,6 +320,36 @@ def lock(
     _exit(body, fast=True)
 
 
+@app.command()
+def check(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="AGENT or CHECKFILE (default: every expect: block and check file)."),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
+    json_out: JsonFlag = False,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+) -> None:
+    """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
+
+    def body() -> int:
+        from launcher.cli.run import run_check
+
+        config = _load(config_dir)
+        return run_check(
+            config,
+            targets or [],
+            jobs=jobs,
+            junit=junit,
+            json_out=json_out,
+            workspace=workspace or Path.cwd(),
+        )
+
+    _exit(body, fast=True)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

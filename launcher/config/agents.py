@@ -15,6 +15,7 @@ from typing import cast
 
 import yaml
 
+from launcher.config.expect import Expectations, parse_expectations
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import DEFAULT_MAX_DEPTH, AgentSpec, MemoryScope, Selector
 from launcher.errors import ConfigError
@@ -37,6 +38,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "max_turns",
     "allowed_subagents",
     "max_depth",
+    "expect",
 )
 
 
@@ -72,9 +74,10 @@ def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
 class _Field:
     """A frontmatter value with the file line of its key, for error messages."""
 
-    def __init__(self, value: object, line: int) -> None:
+    def __init__(self, value: object, line: int, node: yaml.Node | None = None) -> None:
         self.value = value
         self.line = line
+        self.node = node  # the value's node: nested blocks (`expect:`) name their own lines
 
 
 def _parse_frontmatter(
@@ -97,7 +100,7 @@ def _parse_frontmatter(
             line=_FRONTMATTER_FIRST_LINE,
         )
     fields: dict[str, object] = {}
-    for key_node, _value_node in root.value:
+    for key_node, value_node in root.value:
         line = key_node.start_mark.line + _FRONTMATTER_FIRST_LINE
         if not isinstance(key_node, yaml.ScalarNode):
             raise ConfigError("field names must be plain words", path=path, line=line)
@@ -108,7 +111,7 @@ def _parse_frontmatter(
             if warnings is not None:
                 warnings.append(f"{path}:{line}: unknown field '{key}' ignored{_hint(key)}")
             continue
-        fields[key] = _Field(data[key], line)
+        fields[key] = _Field(data[key], line, value_node)
     return fields
 
 
@@ -199,6 +202,14 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(f"expected a positive integer, got '{value}'", key, line)
         return value
 
+    def expect() -> Expectations | None:
+        item = fields.get("expect")
+        if not isinstance(item, _Field) or item.value is None or item.node is None:
+            return None
+        return parse_expectations(
+            item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
+        )[0]
+
     extensions_value = get("extensions", extensions)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
@@ -219,4 +230,5 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         ),
         prompt=prompt,
         source=path,
+        expect=expect(),
     )
