@@ -116,6 +116,7 @@ async def run_agent(
             prompt=session.agent.prompt,
             max_turns=max_turns or session.agent.max_turns,
         )
+        session.on_required_lost(loop.fail)
         if on_loop is not None:
             on_loop(loop)
 

@@ -97,6 +97,9 @@ class Session:
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
+        # Past the ready barrier a required server's failure ends the run (issue 14).
+        self._serving = False
+        self._on_required_lost: list[Callable[[str], None]] = []
         # What status() reports, read back from this session's own event stream.
         self._server_states: dict[str, ServerState] = {}
         self._server_tools: dict[str, set[str]] = {}
@@ -175,6 +178,7 @@ class Session:
                             await self.ready()
                     if not self._start_aborted:
                         self._check_required()
+                        self._serving = True
                     outcome.append(await body(self))
                 except Exception as exc:
                     # Raised after the task group: from inside, it would leave wrapped in an
@@ -229,11 +233,16 @@ class Session:
         # `not selected` (it was never pinned, and `not in lock` would mislead).
         return None if self.scope.selects(entry) else lock_reason(self.pin, entry)
 
+    def on_required_lost(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(reason)` if a required server fails after the ready barrier."""
+        self._on_required_lost.append(callback)
+
     async def _record(self, event: Event) -> None:
         if isinstance(event, ServerState):
             self._server_states[event.server] = event
             if event.server_info is not None:
                 self._server_info[event.server] = event.server_info
+            self._check_lost(event)
         elif isinstance(event, ToolsChanged) and event.source in self.servers:
             tools = self._server_tools.setdefault(event.source, set())
             tools.difference_update(event.removed)
@@ -298,6 +307,14 @@ class Session:
             return call
 
         return make
+
+    def _check_lost(self, event: ServerState) -> None:
+        spec = self.servers.get(event.server)
+        lost = event.state == ServerPhase.FAILED and spec is not None and spec.required
+        if lost and self._serving and not self._closed:
+            reason = str(ServerError(event.server, f"required server failed: {event.error}"))
+            for callback in self._on_required_lost:
+                callback(reason)
 
     def _check_required(self) -> None:
         for name, status in self.status().items():

@@ -126,6 +126,27 @@ def _spawn_grandchild(pidfile: str) -> None:
         f.write(f"{_grandchild.pid}\n")
 
 
+def _spawn_escapee(pidfile: str, how: str) -> None:
+    """A `sleep 300` that leaves our process group: setsid() in a child of ours, or a
+    double fork whose middle process exits at once (the sleeper is then nobody's child)."""
+    null = subprocess.DEVNULL
+    if how == "setsid":
+        pid = subprocess.Popen(
+            ["sleep", "300"], stdin=null, stdout=null, stderr=null, start_new_session=True
+        ).pid
+        with open(pidfile, "w") as f:
+            f.write(f"{pid}\n")
+        return
+    middle = os.fork()
+    if middle == 0:  # no threads yet: forking here is safe
+        os.setsid()
+        sleeper = subprocess.Popen(["sleep", "300"], stdin=null, stdout=null, stderr=null)
+        with open(pidfile, "w") as f:
+            f.write(f"{sleeper.pid}\n")
+        os._exit(0)
+    os.waitpid(middle, 0)
+
+
 async def _write_junk(server: StubServer) -> None:
     await server.wait_initialized()
     await server.write_raw_line(JUNK_LINE)
@@ -141,6 +162,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     flag("--hang-on-call", action="store_true", help="tool `hang` never returns")
     flag("--ignore-sigterm", action="store_true", help="ignore SIGTERM and stdin EOF")
     flag("--grandchild", metavar="PIDFILE", help="spawn `sleep 300`, write its pid here")
+    flag(
+        "--escape",
+        nargs=2,
+        metavar=("HOW", "PIDFILE"),
+        help="a `sleep 300` that leaves "
+        "our group, HOW = setsid or double-fork; its pid goes to PIDFILE",
+    )
     flag("--junk-stdout", action="store_true", help="write a non-JSON line after init")
     flag("--huge-result", type=int, metavar="BYTES", help="tool `huge` returns BYTES of text")
     flag("--flood", type=int, metavar="BYTES", help="tool `flood` writes BYTES, no newline")
@@ -161,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.grandchild:
         _spawn_grandchild(args.grandchild)
+    if args.escape:
+        if args.escape[0] not in ("setsid", "double-fork"):
+            parser.error("--escape HOW must be setsid or double-fork")
+        _spawn_escapee(args.escape[1], args.escape[0])
 
     from mcp_servers import _stub  # the SDK import costs ~1.5 s; the marker is already there
 

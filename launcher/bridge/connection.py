@@ -232,6 +232,7 @@ class McpConnection:
             env=server_environment(dict(spec.env)),
             cwd=self._workspace / spec.cwd if spec.cwd else self._workspace,
             errlog=errlog,
+            join=self._watchdog.join_argv if self._watchdog is not None else None,
         )
         self._child.pid = process.pid
         self._child.process = process

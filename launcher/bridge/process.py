@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -62,10 +63,21 @@ class StdioChild:
 
 
 async def spawn_server(
-    command: str, args: list[str], *, env: dict[str, str], cwd: Path | None, errlog: IO[bytes]
+    command: str,
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None,
+    errlog: IO[bytes],
+    join: Callable[[list[str]], list[str]] | None = None,
 ) -> Process:
-    """Start the server as the leader of a new session and process group, stderr to `errlog`."""
+    """Start the server as the leader of a new session and process group, stderr to `errlog`.
+
+    `join` (the watchdog's) rewrites the argv so the server starts inside the session's sweep.
+    """
     if cwd is not None and not await anyio.Path(cwd).is_dir():
         # Checked first: exec would blame the command ("command not found: <cwd>").
         raise SpawnError(f"working directory does not exist: {cwd}")
-    return await spawn_group([resolve_command(command), *args], env=env, cwd=cwd, stderr=errlog)
+    argv = [resolve_command(command), *args]
+    argv = join(argv) if join is not None else argv
+    return await spawn_group(argv, env=env, cwd=cwd, stderr=errlog)

@@ -69,6 +69,8 @@ def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 class GroupGuard(Protocol):
     """Kills a process group if the launcher dies mid-call (the session's watchdog)."""
 
+    def join_argv(self, argv: list[str]) -> list[str]: ...
+
     def guard(self, pgid: int) -> None: ...
 
     def release(self, pgid: int) -> None: ...
@@ -84,8 +86,9 @@ async def run_bash(
     launcher itself is killed meanwhile.
     """
     output = CappedOutput(cap)
+    argv = ["bash", "-c", command]
     process = await spawn_group(
-        ["bash", "-c", command],
+        guard.join_argv(argv) if guard is not None else argv,
         cwd=cwd,
         env=shell_environment(),
         stdin=subprocess.DEVNULL,
