@@ -87,7 +87,11 @@ class _Field:
 def _parse_frontmatter(
     frontmatter: str, path: Path, warnings: list[str] | None
 ) -> dict[str, object]:
-    loader = yaml.SafeLoader(frontmatter)
+    try:
+        # The reader checks characters on construction: a control byte raises here.
+        loader = yaml.SafeLoader(frontmatter)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, path) from exc
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
@@ -97,6 +101,11 @@ def _parse_frontmatter(
         # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
         raise ConfigError(
             "frontmatter is nested too deeply", path=path, line=_FRONTMATTER_FIRST_LINE
+        ) from exc
+    except ValueError as exc:
+        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
+        raise ConfigError(
+            f"invalid YAML value in frontmatter: {exc}", path=path, line=_FRONTMATTER_FIRST_LINE
         ) from exc
     finally:
         loader.dispose()

@@ -122,6 +122,9 @@ def load_script(path: Path) -> list[ScriptedStep]:
     except RecursionError as exc:
         # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
         raise ConfigError("invalid YAML: nested too deeply", path=path) from exc
+    except ValueError as exc:
+        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
+        raise ConfigError(f"invalid YAML value: {exc}", path=path) from exc
 
 
 class _Parser:
