@@ -60,8 +60,9 @@ def _finite(value: object) -> bool:
 @given(text=st.text(max_size=300))
 @example(text="tools: *\n")
 @example(text="a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\ntools: [*c, *c]\n")
-@example(text="max_turns: 1" + "0" * 5000 + "\n")
+@example(text="max_turns: 1" + "0" * 5000 + "\n")  # found: ValueError
 @example(text="max_depth: .inf\nmax_turns: .nan\n")
+@example(text="\x1f")  # found: ReaderError raised outside the try
 @example(text='name: "\\u0000\\ud800"\n')
 @example(text="? [a, b]\n: c\n")
 @example(text="!!python/object:os.system x\n")
@@ -139,6 +140,7 @@ def test_selectors_parse_or_are_a_config_error(value: object) -> None:
 
 @given(text=st.text(max_size=300) | st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
 @example(text="steps:\n  - sleep: .inf\n")
+@example(text="steps:\n  - sleep: 1" + "0" * 5000 + "\n")  # found: ValueError
 @example(text="steps:\n  - sleep: 1.0e308\n")
 @example(text="steps:\n  - call: [{tool_from: 3}]\n")
 @example(text="steps:\n  - {say: [x]}\n")
