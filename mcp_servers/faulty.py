@@ -3,12 +3,14 @@
 Always has an `ok` tool; each flag adds one failure mode (they combine):
 crash at start, exit mid-call, hang, ignore SIGTERM and stdin EOF, leave a grandchild,
 junk on stdout, a huge result, a flood without a newline, an invalid input schema,
-JSON-RPC or is_error failures.
+JSON-RPC or is_error failures, a hostile tool list from a JSON file
+(`--tools-from FILE`: [{"name": ..., "schema": ...}]).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -110,6 +112,11 @@ def build_table(args: argparse.Namespace) -> ToolTable:
     if args.error_call:
         table.add(ToolSpec("fail", "Answer with a JSON-RPC error.", _fail, _NO_ARGS))
         table.add(ToolSpec("fail_result", "Answer with is_error true.", _fail_result, _NO_ARGS))
+    if args.tools_from:
+        with open(args.tools_from, encoding="utf-8") as file:
+            for item in json.load(file):
+                schema = item.get("schema", _NO_ARGS)
+                table.add(ToolSpec(item["name"], "Hostile (--tools-from).", _ok, schema))
     return table
 
 
@@ -180,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="tool `bad_schema` has a bad schema: nested (default) or type (`{type: 42}`)",
     )
     flag("--error-call", action="store_true", help="tools `fail` and `fail_result`")
+    flag("--tools-from", metavar="FILE", help='add tools [{"name", "schema"}] from a JSON file')
     args = parser.parse_args(argv)
     early_start(args)
     if args.crash_at_start:

@@ -7,6 +7,7 @@ fast and must never start a process (only `tools`, `spawn` and `serve` may).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -58,9 +59,22 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.
 ExtOpt = Annotated[
     list[str] | None, typer.Option("--ext", help="Add the selector ext:NAME (repeatable).")
 ]
+
+
+def _check_settle(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise typer.BadParameter(f"expected a number of seconds >= 0, got {value}")
+    return value
+
+
 Workspace = Annotated[
     Path | None,
-    typer.Option("--workspace", help="Directory the file tools may touch (default: cwd)."),
+    typer.Option(
+        "--workspace",
+        exists=True,
+        file_okay=False,
+        help="Directory the file tools may touch (default: cwd).",
+    ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
 LOCK_SETTLE_S = 1.0
@@ -129,7 +143,10 @@ def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
 def tools(
     agent: Annotated[str, typer.Argument(help="Agent name.")] = "general-purpose",
     ext: ExtOpt = None,
-    settle: Annotated[float, typer.Option(help="Seconds to wait after the ready barrier.")] = 0.0,
+    settle: Annotated[
+        float,
+        typer.Option(callback=_check_settle, help="Seconds to wait after the ready barrier."),
+    ] = 0.0,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
@@ -304,7 +321,10 @@ def lock(
         ),
     ] = None,
     settle: Annotated[
-        float, typer.Option(help="Seconds to wait after the ready barrier before pinning.")
+        float,
+        typer.Option(
+            callback=_check_settle, help="Seconds to wait after the ready barrier before pinning."
+        ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,

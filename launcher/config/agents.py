@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -45,6 +46,9 @@ KNOWN_FIELDS: tuple[str, ...] = (
 def parse_agent_file(path: Path, warnings: list[str] | None = None) -> AgentSpec:
     """Read and parse one agent file; unknown-field warnings go to `warnings`."""
     try:
+        # Checked before opening: a FIFO named `x.md` would block the read forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ConfigError("cannot read agent file: not a regular file", path=path)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read agent file: {exc}", path=path) from exc
@@ -83,12 +87,26 @@ class _Field:
 def _parse_frontmatter(
     frontmatter: str, path: Path, warnings: list[str] | None
 ) -> dict[str, object]:
-    loader = yaml.SafeLoader(frontmatter)
+    try:
+        # The reader checks characters on construction: a control byte raises here.
+        loader = yaml.SafeLoader(frontmatter)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, path) from exc
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, path) from exc
+    except RecursionError as exc:
+        # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
+        raise ConfigError(
+            "frontmatter is nested too deeply", path=path, line=_FRONTMATTER_FIRST_LINE
+        ) from exc
+    except ValueError as exc:
+        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
+        raise ConfigError(
+            f"invalid YAML value in frontmatter: {exc}", path=path, line=_FRONTMATTER_FIRST_LINE
+        ) from exc
     finally:
         loader.dispose()
     if data is None:
