@@ -25,6 +25,8 @@ from pathlib import Path
 from launcher.procs import cgroup as cgroups
 from launcher.procs import descendants
 
+from launcher.secrets import public_environment
+
 PDEATHSIG_TERM = signal.SIGTERM
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -52,6 +54,8 @@ class Watchdog:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     close_fds=True,
+                    # Its environment block is readable by the model's shell: no secrets.
+                    env=public_environment(),
                     # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,
