@@ -24,6 +24,7 @@ from launcher.backend import protocol
 from launcher.backend.protocol import FINAL, Job, RunState
 from launcher.procs.group import Ladder, spawn_group, stop_group
 from launcher.procs.hidden import child_handover
+from launcher.state import private_dir, private_opener
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -177,8 +178,9 @@ async def drive_worker(entry: SubAgent, job: Job, *, log_path: Path) -> None:
 
     What was queued for `entry` before the worker existed is sent right after the job.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as errlog:
+    private_dir(log_path.parent)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
         # The worker's environment block holds no secret (the model's shell could read
         # it); they reach it over a descriptor it reads at start (procs/hidden.py).
         env, handover = child_handover()
