@@ -293,7 +293,7 @@ def batch(
         from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
 
-        _load(config_dir)  # a broken config is reported before any task runs
+        _load(config_dir, session=True)  # a broken config is reported before any task runs
         options = EngineOptions(
             config_dir=str(config_dir.resolve()) if config_dir else None,
             workspace=str((workspace or Path.cwd()).resolve()),
@@ -334,7 +334,7 @@ def lock(
     def body() -> int:
         from launcher.cli.run import run_lock
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
 
     _exit(body, fast=True)
@@ -357,7 +357,7 @@ def check(
     def body() -> int:
         from launcher.cli.run import run_check
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_check(
             config,
             targets or [],
