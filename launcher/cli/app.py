@@ -86,12 +86,14 @@ def _load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = 
 
         restored = restore()
     config = load_config(config_dir, cwd=cwd)
-    if session and not restored:
+    if session:
         from launcher.config.expand import referenced_names
-        from launcher.procs.hidden import reexec_hiding, secret_names
+        from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
 
         used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
-        reexec_hiding(secret_names(os.environ, used))  # returns only if nothing to hide
+        if not restored or hide_referenced(used):
+            # Returns only if nothing is left to hide.
+            reexec_hiding(secret_names(os.environ, used))
     for warning in config.warnings:
         sys.stderr.write(f"subagent: warning: {warning}\n")
     return config

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 
 from launcher.secrets import SECRET_NAME, is_secret_name, note_hidden, public_environment
@@ -27,7 +26,12 @@ PLAIN_NAMES = frozenset(
     ("HOME", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 """Never hidden, even when the config references them: every process needs them."""
+KEEP_PREFIXES = ("PYTHON", "LD_", "DYLD_", "SUBAGENT_", "LC_", "VIRTUAL_ENV", "CONDA_")
+"""Kept in the block by the early re-exec: what the interpreter needs before `restore()`."""
 PR_SET_DUMPABLE = 4
+
+_restored: set[str] | None = None
+"""After `restore()`: the names that stayed in this process's environment block."""
 
 
 def set_not_dumpable() -> None:
@@ -52,6 +56,8 @@ def handover_fd(values: Mapping[str, str]) -> int:
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create("subagent-secrets")
     else:
+        import tempfile
+
         with tempfile.TemporaryFile() as f:  # unlinked at once, mode 0600
             fd = os.dup(f.fileno())
     os.write(fd, data)
@@ -63,22 +69,60 @@ def handover_fd(values: Mapping[str, str]) -> int:
 def restore() -> bool:
     """In a process started with a hand-over: put the hidden variables back into os.environ.
 
-    Returns whether there was a hand-over. Called before anything reads the environment.
+    Returns whether there was a hand-over (now or earlier in this process). Called before
+    anything reads the environment. The hand-over holds `secret` variables (never for the
+    shell) and `plain` ones (moved out of the block only to keep it small and clean).
     """
+    global _restored
+    if _restored is not None:
+        return True
     value = os.environ.pop(HANDOVER_VAR, None)
     if value is None:
         return False
+    _restored = set(os.environ)
     set_not_dumpable()
     try:
         with os.fdopen(int(value), "rb") as f:
-            hidden = json.loads(f.read() or b"{}")
+            payload = json.loads(f.read() or b"{}")
     except (OSError, ValueError):
         return True  # a broken hand-over: run without the secrets rather than leak them
-    if isinstance(hidden, dict):
-        values = {str(k): str(v) for k, v in hidden.items()}
-        os.environ.update(values)
-        note_hidden(values)
+    if isinstance(payload, dict):
+        for group in ("plain", "secret"):
+            values = {str(k): str(v) for k, v in dict(payload.get(group) or {}).items()}
+            os.environ.update(values)
+            if group == "secret":
+                note_hidden(values)
     return True
+
+
+def hide_referenced(names: Iterable[str]) -> set[str]:
+    """After an early re-exec: mark config-referenced variables secret; returns those still
+    in the environment block (kept for the interpreter), which need a full re-exec."""
+    wanted = {n for n in set(names) - PLAIN_NAMES if n in os.environ}
+    note_hidden({n: os.environ[n] for n in wanted})
+    return wanted & (_restored or set())
+
+
+def reexec_early(argv: list[str]) -> None:
+    """Before anything heavy is imported: if credential-named variables are set, re-exec
+    with a block of only what the interpreter needs; everything else is handed over.
+
+    Returns when there is nothing to hide; the config's `${VAR}`s are checked later
+    (`hide_referenced`, or `reexec_hiding` when this did not run).
+    """
+    env = dict(os.environ)
+    if not any(SECRET_NAME.search(k) for k in env) or not sys.executable:
+        return
+    secret = {k: v for k, v in env.items() if SECRET_NAME.search(k)}
+    plain = {
+        k: v
+        for k, v in env.items()
+        if k not in secret and k not in PLAIN_NAMES and not k.startswith(KEEP_PREFIXES)
+    }
+    block = {k: v for k, v in env.items() if k not in secret and k not in plain}
+    block[HANDOVER_VAR] = str(handover_fd({"secret": secret, "plain": plain}))
+    set_not_dumpable()
+    os.execve(sys.executable, argv, block)
 
 
 def reexec_hiding(names: Iterable[str]) -> None:
@@ -93,7 +137,7 @@ def reexec_hiding(names: Iterable[str]) -> None:
     argv = getattr(sys, "orig_argv", None)
     if not hidden or not sys.executable or not argv:
         return
-    env[HANDOVER_VAR] = str(handover_fd(hidden))
+    env[HANDOVER_VAR] = str(handover_fd({"secret": hidden}))
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, env)
@@ -106,6 +150,6 @@ def child_handover() -> tuple[dict[str, str], int]:
     """
     hidden = {k: v for k, v in os.environ.items() if is_secret_name(k)}
     env = public_environment()
-    fd = handover_fd(hidden)
+    fd = handover_fd({"secret": hidden})
     env[HANDOVER_VAR] = str(fd)
     return env, fd

@@ -57,13 +57,15 @@ def _script(path: Path) -> Path:
     return path
 
 
-def test_no_tool_result_shows_a_launcher_secret(tmp_path: Path, subagent: Subagent) -> None:
-    values = {
-        "OPENAI_API_KEY": f"sk-test-SECRET-{secrets.token_hex(8)}",
-        "GITHUB_TOKEN": f"ghp_test{secrets.token_hex(8)}",
-        # Not credential-named, but the config references it: a secret all the same.
-        "MY_GH": f"mygh-{secrets.token_hex(8)}",
-    }
+@pytest.mark.parametrize("credentials", [True, False], ids=["api-keys", "config-var-only"])
+def test_no_tool_result_shows_a_launcher_secret(
+    tmp_path: Path, subagent: Subagent, credentials: bool
+) -> None:
+    # Not credential-named, but the config references it: a secret all the same.
+    values = {"MY_GH": f"mygh-{secrets.token_hex(8)}"}
+    if credentials:  # the early re-exec; without them, the one after the config is read
+        values["OPENAI_API_KEY"] = f"sk-test-SECRET-{secrets.token_hex(8)}"
+        values["GITHUB_TOKEN"] = f"ghp_test{secrets.token_hex(8)}"
     # A server that never starts (the agent has extensions: false) still makes MY_GH a secret.
     unused = {"command": "true", "env": {"GH": "${MY_GH}"}}
     config = write_config(tmp_path / "cfg", {"unused": unused}, {"shell": SHELL_AGENT})
