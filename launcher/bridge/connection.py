@@ -164,6 +164,7 @@ class McpConnection:
             await self._set_state(ServerPhase.STARTING)
             with contextlib.suppress(OSError):
                 private_dir(self.log_path.parent)
+                self.log.create()
             # The stderr pump's task group: it outlives the client, to copy the last lines.
             async with anyio.create_task_group() as self._logs:
                 try:

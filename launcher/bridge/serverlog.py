@@ -36,6 +36,11 @@ class ServerLog:
         self.drained = anyio.Event()
         """Set when the server's stderr reached EOF and all of it is in the file."""
 
+    def create(self) -> None:
+        """Make the (empty, 0600) file now: its path is reported before anything is logged."""
+        with contextlib.suppress(OSError):
+            append_private(self.path, b"")
+
     def _append(self, data: bytes) -> None:
         if data:
             with contextlib.suppress(OSError):
