@@ -24,7 +24,6 @@ from pathlib import Path
 
 from launcher.procs import cgroup as cgroups
 from launcher.procs import descendants
-
 from launcher.secrets import public_environment
 
 PDEATHSIG_TERM = signal.SIGTERM
