@@ -17,6 +17,7 @@ import cli_help
 import fanout
 import list_burst
 import peers
+import secret_reexec
 import serve_spawn
 import stdio_lines
 from _util import Result, table
@@ -31,6 +32,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,
     "check_jobs": check_jobs.run,
+    "secret_reexec": secret_reexec.run,
 }
 
 

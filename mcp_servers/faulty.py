@@ -4,12 +4,14 @@ Always has an `ok` tool; each flag adds one failure mode (they combine):
 crash at start, exit mid-call, hang, ignore SIGTERM and stdin EOF, leave a grandchild,
 junk on stdout, a huge result, a flood without a newline, an invalid input schema,
 JSON-RPC or is_error failures, a hostile tool list from a JSON file
-(`--tools-from FILE`: [{"name": ..., "schema": ...}]).
+(`--tools-from FILE`: [{"name": ..., "schema": ...}]), an environment variable's value
+(raw and encoded) on stderr and in a tool result.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -18,6 +20,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
 
 import anyio
 
@@ -90,6 +93,37 @@ def _flood(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
     return flood
 
 
+def _leak_forms(value: str) -> str:
+    raw = value.encode()
+    forms = [
+        value,
+        quote(value, safe=""),
+        quote_plus(value),
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode(),
+        base64.b64encode(b"x" + raw + b"yz").decode(),  # embedded, off the 3-byte grid
+    ]
+    return " ".join(forms)
+
+
+def _echo_env(name: str) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
+    async def echo_env(arguments: dict[str, Any]) -> ToolOutput:
+        return ToolOutput(f"{name}: {_leak_forms(os.environ.get(name, ''))}")
+
+    return echo_env
+
+
+def _stderr_env(name: str) -> None:
+    """The variable's value on stderr, raw and encoded, each cut in two across writes."""
+    for form in _leak_forms(os.environ.get(name, "")).split(" "):
+        half = len(form) // 2
+        sys.stderr.write(f"faulty: {name}={form[:half]}")
+        sys.stderr.flush()
+        time.sleep(0.05)
+        sys.stderr.write(f"{form[half:]}\n")
+        sys.stderr.flush()
+
+
 def build_table(args: argparse.Namespace) -> ToolTable:
     """The `ok` tool plus one tool per failure mode asked for."""
     table = ToolTable([ToolSpec("ok", "Answer 'ok'.", _ok, _NO_ARGS)])
@@ -109,6 +143,9 @@ def build_table(args: argparse.Namespace) -> ToolTable:
     elif args.invalid_schema == "type":
         desc = "Announced with inputSchema {'type': 42}."
         table.add(ToolSpec("bad_schema", desc, _ok, _NO_ARGS, WIRE_INVALID_SCHEMA))
+    if args.echo_env:
+        desc = "Return the --echo-env variable's value, raw and encoded."
+        table.add(ToolSpec("echo_env", desc, _echo_env(args.echo_env), _NO_ARGS))
     if args.error_call:
         table.add(ToolSpec("fail", "Answer with a JSON-RPC error.", _fail, _NO_ARGS))
         table.add(ToolSpec("fail_result", "Answer with is_error true.", _fail_result, _NO_ARGS))
@@ -188,8 +225,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     flag("--error-call", action="store_true", help="tools `fail` and `fail_result`")
     flag("--tools-from", metavar="FILE", help='add tools [{"name", "schema"}] from a JSON file')
+    flag("--echo-env", metavar="VAR", help="VAR's value (raw, encoded) on stderr and `echo_env`")
     args = parser.parse_args(argv)
     early_start(args)
+    if args.echo_env:
+        _stderr_env(args.echo_env)
     if args.crash_at_start:
         _log("faulty: crashing at start as asked (--crash-at-start)")
         sys.exit(CRASH_AT_START_STATUS)

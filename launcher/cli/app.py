@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -84,10 +85,29 @@ NoLock = Annotated[
 ]
 
 
-def _load(config_dir: Path | None) -> Any:
+def _load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Any:
+    """The config, its warnings printed once; `session`: hide secrets before using them.
+
+    A command that runs sessions must not hold secrets in its environment block, which
+    the model's shell can read: it re-executes itself without them (procs/hidden.py), and
+    the new process takes them back over a descriptor before the config is expanded.
+    """
     from launcher.config.discovery import load_config
 
-    config = load_config(config_dir, cwd=Path.cwd())
+    cwd = cwd or Path.cwd()
+    if session:
+        from launcher.procs.hidden import restore
+
+        restored = restore()
+    config = load_config(config_dir, cwd=cwd)
+    if session:
+        from launcher.config.expand import referenced_names
+        from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
+
+        used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
+        if not restored or hide_referenced(used):
+            # Returns only if nothing is left to hide.
+            reexec_hiding(secret_names(os.environ, used))
     for warning in config.warnings:
         sys.stderr.write(f"subagent: warning: {warning}\n")
     return config
@@ -158,7 +178,7 @@ def tools(
     def body() -> int:
         from launcher.cli.run import run_tools
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_tools(
             config,
             agent,
@@ -201,11 +221,11 @@ def spawn(
             agent, prompt = args
         else:
             raise UsageError("expected [AGENT] PROMPT (or --agent NAME PROMPT)")
+        config = _load(config_dir, session=True)  # may re-exec: before stdin is read
         if prompt == "-":
             prompt = sys.stdin.read()
         if not prompt.strip():
             raise UsageError("the prompt is empty")
-        config = _load(config_dir)
         return run_spawn(
             config,
             agent,
@@ -244,7 +264,9 @@ def serve(
         from launcher.backend.server import serve as run_server
         from launcher.state import state_home
 
-        _load(config_dir)  # a broken config is reported now, not at the first spawn
+        # A broken config is reported now, not at the first spawn; loaded as the workers
+        # will load it (from the workspace), so the same `${VAR}`s are hidden.
+        _load(config_dir, session=True, cwd=(workspace or Path.cwd()).resolve())
         anyio.run(
             lambda: run_server(
                 config_dir=config_dir.resolve() if config_dir else None,
@@ -290,7 +312,7 @@ def batch(
         from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
 
-        _load(config_dir)  # a broken config is reported before any task runs
+        _load(config_dir, session=True)  # a broken config is reported before any task runs
         options = EngineOptions(
             config_dir=str(config_dir.resolve()) if config_dir else None,
             workspace=str((workspace or Path.cwd()).resolve()),
@@ -334,7 +356,7 @@ def lock(
     def body() -> int:
         from launcher.cli.run import run_lock
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
 
     _exit(body, fast=True)
@@ -357,7 +379,7 @@ def check(
     def body() -> int:
         from launcher.cli.run import run_check
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_check(
             config,
             targets or [],

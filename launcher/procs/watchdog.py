@@ -24,6 +24,7 @@ from pathlib import Path
 
 from launcher.procs import cgroup as cgroups
 from launcher.procs import descendants
+from launcher.secrets import public_environment
 
 PDEATHSIG_TERM = signal.SIGTERM
 PR_SET_PDEATHSIG = 1
@@ -52,6 +53,8 @@ class Watchdog:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     close_fds=True,
+                    # Its environment block is readable by the model's shell: no secrets.
+                    env=public_environment(),
                     # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,
