@@ -12,11 +12,14 @@ from collections.abc import Callable
 
 import batch
 import call_rate
+import check_jobs
 import cli_help
 import fanout
 import list_burst
 import peers
+import secret_reexec
 import serve_spawn
+import stdio_lines
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -24,9 +27,12 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "fanout": fanout.run,
     "call_rate": call_rate.run,
     "list_burst": list_burst.run,
+    "stdio_lines": stdio_lines.run,
     "peers": peers.run,
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,
+    "check_jobs": check_jobs.run,
+    "secret_reexec": secret_reexec.run,
 }
 
 

@@ -103,6 +103,7 @@ class AgentLoop:
         self._steering: list[str] = []
         self._stop_scope: anyio.CancelScope | None = None
         self._stop_requested = False
+        self._failure: str | None = None
 
     def steer(self, message: str) -> None:
         """Queue a user message; it is delivered at the next turn boundary."""
@@ -111,6 +112,12 @@ class AgentLoop:
     def stop(self) -> None:
         """End the run as soon as possible; the status becomes `stopped`."""
         self._stop_requested = True
+        if self._stop_scope is not None:
+            self._stop_scope.cancel()
+
+    def fail(self, reason: str) -> None:
+        """End the run now with status `error` and this reason (a required server died)."""
+        self._failure = reason
         if self._stop_scope is not None:
             self._stop_scope.cancel()
 
@@ -124,7 +131,7 @@ class AgentLoop:
         with anyio.CancelScope() as scope:
             self._stop_scope = scope
             try:
-                while not self._stop_requested:
+                while not self._stop_requested and self._failure is None:
                     await self._deliver_steering()
                     wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
                     if wrap_up:
@@ -140,7 +147,10 @@ class AgentLoop:
             except SubagentError as exc:
                 self.status, error = "error", str(exc)
         self._stop_scope = None
-        if self._stop_requested:
+        if self._failure is not None:
+            self.status, error = "error", self._failure
+            self._stop_requested = False
+        elif self._stop_requested:
             self.status = "stopped"
             self._stop_requested = False  # a later resume runs again
         end = AgentEnd(

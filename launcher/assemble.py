@@ -7,7 +7,7 @@ session is scoped, recorded and run the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,10 +117,12 @@ async def run_agent(
     base_url: str | None = None,
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
+    before: Callable[[Session], Awaitable[None]] | None = None,
 ) -> str:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
-    `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it.
+    `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
+    `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
     `history` (a stored session) continues that conversation: `prompt` is the follow-up.
     """
     from launcher.agent import AgentLoop
@@ -140,10 +142,13 @@ async def run_agent(
         if history is not None:
             loop.messages = list(history.messages)
             loop.turn = history.turns
+        session.on_required_lost(loop.fail)
         if on_loop is not None:
             on_loop(loop)
 
         async def body(s: Session) -> str:
+            if before is not None:
+                await before(s)
             end = await loop.run(prompt)
             return end.status
 

@@ -187,12 +187,13 @@ def jsonl_sink(out: TextIO) -> EventSink:
 
 
 def jsonl_file_sink(path: Path) -> EventSink:
-    """Append each event as one JSON line to `path` (a session's `events.jsonl`)."""
+    """Append each event as one JSON line to `path` (a session's `events.jsonl`, 0600)."""
+    from launcher.state import append_private, private_dir
 
     async def sink(event: Event) -> None:
         with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as f:
-                f.write(event.to_json() + "\n")
+            if not path.parent.exists():
+                private_dir(path.parent)
+            append_private(path, (event.to_json() + "\n").encode())
 
     return sink

@@ -7,6 +7,7 @@ and on the way out, however it leaves, closes every connection and process.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +29,11 @@ from launcher.events import (
     ToolsChanged,
     jsonl_file_sink,
 )
-from launcher.state import new_session_id
+from launcher.secrets import SecretMask, process_secrets
+from launcher.state import new_session_id, private_dir, private_opener
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
@@ -83,7 +85,13 @@ class Session:
         self.ext = tuple(ext)
         self.workspace = workspace
         self.id = session_id or new_session_id()
+        self.state_home = state_home
         self.dir = state_home / "sessions" / self.id
+        # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
+        # serve pipe and the renderer never carry a `${VAR}` value or an API key.
+        self.mask = SecretMask(
+            set().union(*(spec.secrets for spec in servers.values()), process_secrets())
+        )
         self.bus = bus or EventBus()
         self.home = home or Path.home()
         self._delegate = delegate
@@ -97,6 +105,9 @@ class Session:
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
+        # Past the ready barrier a required server's failure ends the run (issue 14).
+        self._serving = False
+        self._on_required_lost: list[Callable[[str], None]] = []
         # What status() reports, read back from this session's own event stream.
         self._server_states: dict[str, ServerState] = {}
         self._server_tools: dict[str, set[str]] = {}
@@ -123,7 +134,21 @@ class Session:
         """
         if name not in offered:
             return "not offered this turn"
-        return self.scope.admit(name, self.registry)
+        entry = self.scope.admit(name, self.registry)
+        if isinstance(entry, str) or not self.mask:
+            return entry
+        return dataclasses.replace(entry, call=self._masked(entry.call))
+
+    def _masked(self, call: ToolCaller) -> ToolCaller:
+        # A result never carries a known secret: not to the model, the events, or stdout.
+        async def masked(arguments: dict) -> ToolResult:
+            result = await call(arguments)
+            result.content = self.mask.text(result.content)
+            if result.structured is not None:
+                result.structured = self.mask.value(result.structured)
+            return result
+
+        return masked
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.
@@ -144,14 +169,15 @@ class Session:
         return out
 
     async def emit(self, event: Event) -> None:
-        await self.bus.emit(event)
+        """Send an event (masked) to every subscriber."""
+        await self.bus.emit(self.mask.event(event))
 
     # ---- lifecycle ---------------------------------------------------------------------
 
     async def run(self, body: Callable[[Session], Awaitable[T]]) -> T:
         """Start, wait for the ready barrier, run `body`, and always close."""
         to_start = self.scope.servers_to_start(self.servers)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.dir, self.state_home)
         sdk_log = self._route_sdk_logging()
         failure: Exception | None = None
         try:
@@ -175,6 +201,7 @@ class Session:
                             await self.ready()
                     if not self._start_aborted:
                         self._check_required()
+                        self._serving = True
                     outcome.append(await body(self))
                 except Exception as exc:
                     # Raised after the task group: from inside, it would leave wrapped in an
@@ -229,11 +256,16 @@ class Session:
         # `not selected` (it was never pinned, and `not in lock` would mislead).
         return None if self.scope.selects(entry) else lock_reason(self.pin, entry)
 
+    def on_required_lost(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(reason)` if a required server fails after the ready barrier."""
+        self._on_required_lost.append(callback)
+
     async def _record(self, event: Event) -> None:
         if isinstance(event, ServerState):
             self._server_states[event.server] = event
             if event.server_info is not None:
                 self._server_info[event.server] = event.server_info
+            self._check_lost(event)
         elif isinstance(event, ToolsChanged) and event.source in self.servers:
             tools = self._server_tools.setdefault(event.source, set())
             tools.difference_update(event.removed)
@@ -299,6 +331,14 @@ class Session:
 
         return make
 
+    def _check_lost(self, event: ServerState) -> None:
+        spec = self.servers.get(event.server)
+        lost = event.state == ServerPhase.FAILED and spec is not None and spec.required
+        if lost and self._serving and not self._closed:
+            reason = str(ServerError(event.server, f"required server failed: {event.error}"))
+            for callback in self._on_required_lost:
+                callback(reason)
+
     def _check_required(self) -> None:
         for name, status in self.status().items():
             if self.servers[name].required and name in self.connections:
@@ -308,8 +348,27 @@ class Session:
 
     def _route_sdk_logging(self) -> logging.Handler:
         """The SDK logs protocol noise (junk lines, tracebacks): keep it in the session log."""
-        handler = logging.FileHandler(self.dir / "sdk.log", delay=True)
+        handler = _PrivateFileHandler(self.dir / "sdk.log", delay=True)
+        handler.setFormatter(_MaskingFormatter(self.mask))
         logger = logging.getLogger("mcp")
         logger.addHandler(handler)
         logger.propagate = False
         return handler
+
+
+class _PrivateFileHandler(logging.FileHandler):
+    """A log file made 0600, like everything under SUBAGENT_HOME."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        return open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+
+
+class _MaskingFormatter(logging.Formatter):
+    """SDK log lines (tracebacks included) with every known secret masked."""
+
+    def __init__(self, mask: SecretMask) -> None:
+        super().__init__()
+        self._mask = mask
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self._mask.text(super().format(record))

@@ -128,8 +128,12 @@ class StubServer:
 
     async def write_raw_line(self, line: str) -> None:
         """Write one raw line to the protocol stdout (for junk-output tests)."""
-        assert self._stdout is not None, "write_raw_line needs a running server"
-        await self._stdout.write(line + "\n")
+        await self.write_raw(line + "\n")
+
+    async def write_raw(self, text: str) -> None:
+        """Write raw text, newline or not, to the protocol stdout (for framing tests)."""
+        assert self._stdout is not None, "write_raw needs a running server"
+        await self._stdout.write(text)
         await self._stdout.flush()
 
     async def serve(self, background: Background | None = None) -> None:

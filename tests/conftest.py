@@ -9,3 +9,20 @@ import pytest
 def anyio_backend() -> str:
     """subagent runs on asyncio (the CLI uses anyio.run's default); test on what ships."""
     return "asyncio"
+
+
+def _register_hypothesis_profiles() -> None:
+    """`ci` (default): fixed seed, few examples; `long` by hand: HYPOTHESIS_PROFILE=long."""
+    import os
+
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # hypothesis is in the `test` extra; other suites run without it
+        return
+    common = {"deadline": 10_000, "suppress_health_check": [HealthCheck.too_slow]}
+    settings.register_profile("ci", max_examples=60, derandomize=True, **common)
+    settings.register_profile("long", max_examples=2000, **common)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_register_hypothesis_profiles()

@@ -140,3 +140,21 @@ async def test_stop_mid_call_answers_every_call_so_a_resume_is_well_formed() -> 
     second = await loop.run("go on")
     assert second.status == "completed"
     assert [m.role for m in model.seen[1]] == ["user", "assistant", "tool", "tool", "user"]
+
+
+@pytest.mark.anyio
+async def test_fail_mid_model_call_ends_with_error_and_the_reason_once() -> None:
+    host = Host()
+    loop = AgentLoop(host, SlowModel())
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def lose_server() -> None:
+                await anyio.sleep(0.05)
+                loop.fail("server 'db': required server failed: exited")
+
+            tg.start_soon(lose_server)
+            end = await loop.run("hi")
+    assert end.status == "error"
+    assert end.error == "server 'db': required server failed: exited"
+    assert [e for e in host.events if isinstance(e, AgentEnd)] == [end]

@@ -11,7 +11,16 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "launcher"
 
-LEAVES = ("config", "events", "errors", "procs", "state", "toolset.types", "toolset.naming")
+LEAVES = (
+    "config",
+    "events",
+    "errors",
+    "procs",
+    "secrets",
+    "state",
+    "toolset.types",
+    "toolset.naming",
+)
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),

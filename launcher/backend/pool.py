@@ -8,6 +8,7 @@ keep status, result, usage and turns; steering and stopping go down the worker's
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import subprocess
 import sys
@@ -22,6 +23,8 @@ import anyio.abc
 from launcher.backend import protocol
 from launcher.backend.protocol import FINAL, Job, RunState
 from launcher.procs.group import Ladder, spawn_group, stop_group
+from launcher.procs.hidden import child_handover
+from launcher.state import private_dir, private_opener
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -175,18 +178,27 @@ async def drive_worker(entry: SubAgent, job: Job, *, log_path: Path) -> None:
 
     What was queued for `entry` before the worker existed is sent right after the job.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as errlog:
-        # Its own group: a signal meant for serve's group must not cut a worker's
-        # shutdown short; serve ends its workers itself.
-        process = await spawn_group(
-            # -P: the user's workspace (the cwd) must not shadow our own packages.
-            [sys.executable, "-P", "-m", "launcher.backend.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            cwd=job.workspace,
-        )
+    private_dir(log_path.parent)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
+        # The worker's environment block holds no secret (the model's shell could read
+        # it); they reach it over a descriptor it reads at start (procs/hidden.py).
+        env, handover = child_handover()
+        try:
+            # Its own group: a signal meant for serve's group must not cut a worker's
+            # shutdown short; serve ends its workers itself.
+            process = await spawn_group(
+                # -P: the user's workspace (the cwd) must not shadow our own packages.
+                [sys.executable, "-P", "-m", "launcher.backend.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+                cwd=job.workspace,
+                env=env,
+                pass_fds=(handover,),
+            )
+        finally:
+            os.close(handover)
         try:
             assert process.stdin is not None and process.stdout is not None
             # The job, then what was queued before the worker existed, in order; only

@@ -119,6 +119,9 @@ def _emit_line(event: Event) -> None:
 
 def main() -> None:
     """Entry point: the job is the first stdin line."""
+    from launcher.procs.hidden import restore
+
+    restore()  # the secrets serve handed over, before anything reads the environment
     first = sys.stdin.readline()
     if not first:
         os._exit(2)

@@ -8,13 +8,14 @@ does not import the SDK: `run` spawns a stdio server first and then loads
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -26,11 +27,12 @@ from launcher.bridge.phase import ServerPhase
 from launcher.bridge.process import StdioChild, server_environment, spawn_server
 from launcher.bridge.schemas import ArgumentChecker
 from launcher.bridge.serverlog import ServerLog
-from launcher.config.expand import mask_secrets
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
 from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
+from launcher.secrets import SecretMask, process_secrets
+from launcher.state import private_dir
 from launcher.toolset.types import ToolDef, ToolResult
 
 RELIST_TIMEOUT_S = 60.0
@@ -45,6 +47,9 @@ LISTEN_REOPEN_DELAY_S = 0.5
 """Pause before re-opening a dropped listen stream, so a flapping server is not hammered."""
 EXIT_REAP_S = 0.5
 """After a server is lost, how long to wait for its exit status before reporting without it."""
+STDERR_SETTLE_S = 0.5
+"""Before a failure is reported, how long its stderr may take to reach EOF (a grandchild
+holding the pipe would otherwise delay the report for ever)."""
 
 ToolsSink = Callable[[list[ToolDef]], Awaitable[None]]
 
@@ -77,7 +82,9 @@ class McpConnection:
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self.log_path = log_path
-        self.log = ServerLog(log_path, self._redact)
+        self._mask = SecretMask(spec.secrets | process_secrets())
+        self.log = ServerLog(log_path, self._mask)
+        self._logs: anyio.abc.TaskGroup | None = None
         self._on_tools = on_tools
         self._emit = emit
         self._workspace = workspace
@@ -129,6 +136,10 @@ class McpConnection:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
+            if self._child.failure is not None:
+                # The transport gave up on the server mid-call: its reason beats "closed".
+                text = f"Server '{self.spec.name}' failed: {self._child.failure}"
+                return ToolResult(content=self._redact(text), is_error=True)
             failed = sdk.from_exception(
                 exc,
                 server=self.spec.name,
@@ -151,17 +162,21 @@ class McpConnection:
         """The owner task: lives until `close()`, a lost server, or cancellation."""
         try:
             await self._set_state(ServerPhase.STARTING)
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.log_path.open("ab") as errlog:
+            with contextlib.suppress(OSError):
+                private_dir(self.log_path.parent)
+                self.log.create()
+            # The stderr pump's task group: it outlives the client, to copy the last lines.
+            async with anyio.create_task_group() as self._logs:
                 try:
-                    await self._run(errlog)
+                    await self._run()
                 except Exception as exc:
                     if self.state is not ServerPhase.FAILED:
-                        reason = await describe_startup_error(exc)
+                        reason = self._child.failure or await describe_startup_error(exc)
                         await self._fail(self._with_exit_status(reason))
                 finally:
                     self._client = None
                     self.ready.set()
+                    self._logs.cancel_scope.cancel()
         finally:
             # Shielded: a cancelled session (SIGINT, SIGTERM) still reports every server closed.
             with anyio.CancelScope(shield=True):
@@ -170,13 +185,13 @@ class McpConnection:
             self.ready.set()
             self.done.set()
 
-    async def _run(self, errlog: IO[bytes]) -> None:
+    async def _run(self) -> None:
         with anyio.CancelScope() as life:
             self._life = life
             if self._closing.is_set():
                 life.cancel()
             life.deadline = anyio.current_time() + self.spec.startup_timeout
-            async with self._open_client(errlog) as (sdk, client):
+            async with self._open_client() as (sdk, client):
                 self.protocol_version = client.protocol_version
                 self.server_info = _implementation(client.server_info)
                 async with anyio.create_task_group() as tg:
@@ -200,12 +215,12 @@ class McpConnection:
             )
 
     @asynccontextmanager
-    async def _open_client(self, errlog: IO[bytes]) -> AsyncIterator[tuple[ModuleType, Client]]:
+    async def _open_client(self) -> AsyncIterator[tuple[ModuleType, Client]]:
         spec = self.spec
         async with AsyncExitStack() as stack:
             if spec.type == "stdio":
                 # Spawned before the SDK is loaded: the import overlaps the server's start-up.
-                await self._spawn(stack, errlog)
+                await self._spawn(stack)
             self._sdk = sdk = await load_sdk()
             if spec.type == "http":
                 transport: Any = await sdk.http_transport(stack, spec.url or "", spec.headers)
@@ -219,7 +234,7 @@ class McpConnection:
             )
             yield sdk, await stack.enter_async_context(client)
 
-    async def _spawn(self, stack: AsyncExitStack, errlog: IO[bytes]) -> None:
+    async def _spawn(self, stack: AsyncExitStack) -> None:
         """Start the stdio server; `stack` ends its group even if the transport never ran."""
         spec = self.spec
         process = await spawn_server(
@@ -227,8 +242,10 @@ class McpConnection:
             list(spec.args),
             env=server_environment(dict(spec.env)),
             cwd=self._workspace / spec.cwd if spec.cwd else self._workspace,
-            errlog=errlog,
+            join=self._watchdog.join_argv if self._watchdog is not None else None,
         )
+        if self._logs is not None and process.stderr is not None:
+            self._logs.start_soon(self.log.pump, process.stderr)
         self._child.pid = process.pid
         self._child.process = process
         watchdog = self._watchdog
@@ -295,6 +312,11 @@ class McpConnection:
         # the server's tools leave the registry now, not seconds later. Shielded: a
         # session closing in the same instant must not turn a crash into "closed".
         with anyio.CancelScope(shield=True):
+            if self._child.failure is not None:
+                # The transport dropped a live server (e.g. an unframeable line): say why.
+                await self._fail(self._child.failure)
+                self._closing.set()
+                return
             code = await self._child.wait_exit(EXIT_REAP_S)
             status = f"exit status {code}" if code is not None else "stdout closed"
             await self._fail(f"server exited unexpectedly ({status})")
@@ -344,6 +366,8 @@ class McpConnection:
         return f"{reason} (exit status {code})" if code is not None else reason
 
     async def _fail(self, reason: str) -> None:
+        if self._child.process is not None:
+            await self.log.settle(STDERR_SETTLE_S)
         message = reason + self.log.failure_detail()
         if self.spec.type == "stdio":
             message += f" (log: {self.log_path})"
@@ -369,7 +393,7 @@ class McpConnection:
 
     def _redact(self, text: str) -> str:
         """Every error text and note passes here: `${VAR}` values never leave the connection."""
-        return mask_secrets(text, self.spec.secrets)
+        return self._mask.text(text)
 
     def _note(self, text: str) -> None:
         self.log.note(text)

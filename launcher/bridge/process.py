@@ -2,18 +2,20 @@
 
 The SDK's `stdio_client` hides the child's pid and kills the group only when the
 leader outlives stdin EOF, which orphans grandchildren (see notes/mcp-sdk-v2.md).
-Here the server runs in its own group (procs/group.py), logs stderr to a file, and the
-group always ends. SDK-free on purpose: a server is spawned before the SDK is imported
-(that import costs more than half a second, which then overlaps the server's start-up).
+Here the server runs in its own group (procs/group.py), its stderr comes to the launcher
+through a pipe (masked into the server's log), and the group always ends. SDK-free on
+purpose: a server is spawned before the SDK is imported (that import costs more than
+half a second, which then overlaps the server's start-up).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import anyio
 from anyio.abc import Process
@@ -41,11 +43,13 @@ def resolve_command(command: str) -> str:
 class StdioChild:
     """What the transport knows about its server process.
 
-    `lost` is set at stdout EOF or when the leader exits, before the SDK sees the stream end.
+    `lost` is set at stdout EOF or when the leader exits, before the SDK sees the stream end;
+    `failure` says why when the transport itself gave up on the server (set before `lost`).
     """
 
     pid: int | None = None
     lost: anyio.Event = field(default_factory=anyio.Event)
+    failure: str | None = None
     process: Process | None = None
 
     @property
@@ -60,10 +64,21 @@ class StdioChild:
 
 
 async def spawn_server(
-    command: str, args: list[str], *, env: dict[str, str], cwd: Path | None, errlog: IO[bytes]
+    command: str,
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None,
+    join: Callable[[list[str]], list[str]] | None = None,
 ) -> Process:
-    """Start the server as the leader of a new session and process group, stderr to `errlog`."""
+    """Start the server as the leader of a new session and process group; stderr is a pipe
+    (the connection masks it into the server's log).
+
+    `join` (the watchdog's) rewrites the argv so the server starts inside the session's sweep.
+    """
     if cwd is not None and not await anyio.Path(cwd).is_dir():
         # Checked first: exec would blame the command ("command not found: <cwd>").
         raise SpawnError(f"working directory does not exist: {cwd}")
-    return await spawn_group([resolve_command(command), *args], env=env, cwd=cwd, stderr=errlog)
+    argv = [resolve_command(command), *args]
+    argv = join(argv) if join is not None else argv
+    return await spawn_group(argv, env=env, cwd=cwd, stderr=subprocess.PIPE)

@@ -1,5 +1,5 @@
 """`python -m launcher.cli`: the same entry point as the `subagent` script."""
 
-from launcher.cli.app import main
+from launcher.cli.entry import main
 
 main()

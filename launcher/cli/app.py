@@ -7,6 +7,8 @@ fast and must never start a process (only `tools`, `spawn` and `serve` may).
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -58,9 +60,22 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.
 ExtOpt = Annotated[
     list[str] | None, typer.Option("--ext", help="Add the selector ext:NAME (repeatable).")
 ]
+
+
+def _check_settle(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise typer.BadParameter(f"expected a number of seconds >= 0, got {value}")
+    return value
+
+
 Workspace = Annotated[
     Path | None,
-    typer.Option("--workspace", help="Directory the file tools may touch (default: cwd)."),
+    typer.Option(
+        "--workspace",
+        exists=True,
+        file_okay=False,
+        help="Directory the file tools may touch (default: cwd).",
+    ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
 LOCK_SETTLE_S = 1.0
@@ -70,10 +85,29 @@ NoLock = Annotated[
 ]
 
 
-def _load(config_dir: Path | None) -> Any:
+def _load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Any:
+    """The config, its warnings printed once; `session`: hide secrets before using them.
+
+    A command that runs sessions must not hold secrets in its environment block, which
+    the model's shell can read: it re-executes itself without them (procs/hidden.py), and
+    the new process takes them back over a descriptor before the config is expanded.
+    """
     from launcher.config.discovery import load_config
 
-    config = load_config(config_dir, cwd=Path.cwd())
+    cwd = cwd or Path.cwd()
+    if session:
+        from launcher.procs.hidden import restore
+
+        restored = restore()
+    config = load_config(config_dir, cwd=cwd)
+    if session:
+        from launcher.config.expand import referenced_names
+        from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
+
+        used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
+        if not restored or hide_referenced(used):
+            # Returns only if nothing is left to hide.
+            reexec_hiding(secret_names(os.environ, used))
     for warning in config.warnings:
         sys.stderr.write(f"subagent: warning: {warning}\n")
     return config
@@ -129,7 +163,10 @@ def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
 def tools(
     agent: Annotated[str, typer.Argument(help="Agent name.")] = "general-purpose",
     ext: ExtOpt = None,
-    settle: Annotated[float, typer.Option(help="Seconds to wait after the ready barrier.")] = 0.0,
+    settle: Annotated[
+        float,
+        typer.Option(callback=_check_settle, help="Seconds to wait after the ready barrier."),
+    ] = 0.0,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
@@ -141,7 +178,7 @@ def tools(
     def body() -> int:
         from launcher.cli.run import run_tools
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_tools(
             config,
             agent,
@@ -195,14 +232,14 @@ def spawn(
             agent, prompt = args
         else:
             raise UsageError("expected [AGENT] PROMPT (or --agent NAME PROMPT)")
+        config_from = config_dir
+        if history is not None and config_from is None and history.config_dir:
+            config_from = Path(history.config_dir)
+        config = _load(config_from, session=True)  # may re-exec: before stdin is read
         if prompt == "-":
             prompt = sys.stdin.read()
         if not prompt.strip():
             raise UsageError("the prompt is empty")
-        config_from = config_dir
-        if history is not None and config_from is None and history.config_dir:
-            config_from = Path(history.config_dir)
-        config = _load(config_from)
         if workspace is None and history is not None and history.workspace:
             workspace_dir = Path(history.workspace)
         else:
@@ -246,7 +283,9 @@ def serve(
         from launcher.backend.server import serve as run_server
         from launcher.state import state_home
 
-        _load(config_dir)  # a broken config is reported now, not at the first spawn
+        # A broken config is reported now, not at the first spawn; loaded as the workers
+        # will load it (from the workspace), so the same `${VAR}`s are hidden.
+        _load(config_dir, session=True, cwd=(workspace or Path.cwd()).resolve())
         anyio.run(
             lambda: run_server(
                 config_dir=config_dir.resolve() if config_dir else None,
@@ -292,7 +331,7 @@ def batch(
         from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
 
-        _load(config_dir)  # a broken config is reported before any task runs
+        _load(config_dir, session=True)  # a broken config is reported before any task runs
         options = EngineOptions(
             config_dir=str(config_dir.resolve()) if config_dir else None,
             workspace=str((workspace or Path.cwd()).resolve()),
@@ -323,7 +362,10 @@ def lock(
         ),
     ] = None,
     settle: Annotated[
-        float, typer.Option(help="Seconds to wait after the ready barrier before pinning.")
+        float,
+        typer.Option(
+            callback=_check_settle, help="Seconds to wait after the ready barrier before pinning."
+        ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
@@ -333,7 +375,7 @@ def lock(
     def body() -> int:
         from launcher.cli.run import run_lock
 
-        config = _load(config_dir)
+        config = _load(config_dir, session=True)
         return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
 
     _exit(body, fast=True)
@@ -366,6 +408,36 @@ def log(
         from launcher.cli.logcmd import run_log
 
         return run_log(ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out)
+
+    _exit(body)
+
+
+@app.command()
+def check(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="AGENT or CHECKFILE (default: every expect: block and check file)."),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
+    json_out: JsonFlag = False,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+) -> None:
+    """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
+
+    def body() -> int:
+        from launcher.cli.run import run_check
+
+        config = _load(config_dir, session=True)
+        return run_check(
+            config,
+            targets or [],
+            jobs=jobs,
+            junit=junit,
+            json_out=json_out,
+            workspace=workspace or Path.cwd(),
+        )
 
     _exit(body, fast=True)
 

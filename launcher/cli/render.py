@@ -248,3 +248,41 @@ def print_usage(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             f"{r['model'] or '?'}  {r['sessions']}  {r['turns']}  {r['input_tokens']}"
             f"  {r['output_tokens']}  {r['tool_calls']}  {r['duration_s']}\n"
         )
+
+
+class CheckBar:
+    """`subagent check`'s live line on a terminal: done of total, failed, running."""
+
+    def __init__(self, out: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.shown = False
+
+    def __call__(self, progress: Any) -> None:
+        line = (
+            f"check: {progress.done}/{progress.total} done  failed {progress.failed}"
+            f"  running {progress.running}"
+        )
+        self.out.write("\r\x1b[2K" + line)
+        self.out.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+
+
+def print_check_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    """`subagent check`: one row per check (the first failing expectation), then totals."""
+    rows = report["checks"]
+    width = max([len("CHECK"), *(len(r["name"]) for r in rows)])
+    agent_width = max([len("AGENT"), *(len(r["agent"]) for r in rows)])
+    out.write(f"{'CHECK':<{width}}  {'AGENT':<{agent_width}}  RESULT  TIME   FIRST FAILURE\n")
+    for r in rows:
+        result = "PASS" if r["status"] == "passed" else "FAIL"
+        row = (
+            f"{r['name']:<{width}}  {r['agent']:<{agent_width}}  {result:<6}  "
+            f"{r['duration_s']:>4.1f}s  {r['failure'] or ''}"
+        )
+        out.write(row.rstrip() + "\n")
+    out.write(f"{report['passed']} passed, {report['failed']} failed\n")

@@ -262,3 +262,43 @@ def load_resume(ref: str) -> Any:
         return load_session(conn, ref)
     finally:
         conn.close()
+
+
+def run_check(
+    config: Config,
+    named: Sequence[str],
+    *,
+    jobs: int,
+    junit: Path | None,
+    json_out: bool,
+    workspace: Path,
+) -> int:
+    """`subagent check`: exit 0 every check passed, 1 any failed (2: bad config, raised)."""
+    from launcher.check.cases import select_cases
+    from launcher.check.report import check_report, write_junit
+    from launcher.check.runner import preflight, run_checks
+    from launcher.cli.render import CheckBar, print_check_table
+    from launcher.errors import UsageError
+
+    cases = select_cases(config, named)
+    if not cases:
+        raise UsageError("no checks: no agent has an expect: block and there is no checks/*.yaml")
+    preflight(config, cases)
+    bar = CheckBar() if sys.stderr.isatty() else None
+
+    async def main() -> Any:
+        return await run_checks(config, cases, jobs=jobs, workspace=workspace, on_change=bar)
+
+    try:
+        results = run_async(main)
+    finally:
+        if bar is not None:
+            bar.clear()
+    report = check_report(results)
+    if junit is not None:
+        write_junit(results, junit)
+    if json_out:
+        print(json.dumps(report, indent=2))
+    else:
+        print_check_table(report)
+    return 0 if report["failed"] == 0 else 1

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 import yaml
 
+from launcher.config.expect import Expectations, parse_expectations
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import DEFAULT_MAX_DEPTH, AgentSpec, MemoryScope, Selector
 from launcher.errors import ConfigError
@@ -37,12 +39,16 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "max_turns",
     "allowed_subagents",
     "max_depth",
+    "expect",
 )
 
 
 def parse_agent_file(path: Path, warnings: list[str] | None = None) -> AgentSpec:
     """Read and parse one agent file; unknown-field warnings go to `warnings`."""
     try:
+        # Checked before opening: a FIFO named `x.md` would block the read forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ConfigError("cannot read agent file: not a regular file", path=path)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read agent file: {exc}", path=path) from exc
@@ -72,20 +78,35 @@ def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
 class _Field:
     """A frontmatter value with the file line of its key, for error messages."""
 
-    def __init__(self, value: object, line: int) -> None:
+    def __init__(self, value: object, line: int, node: yaml.Node | None = None) -> None:
         self.value = value
         self.line = line
+        self.node = node  # the value's node: nested blocks (`expect:`) name their own lines
 
 
 def _parse_frontmatter(
     frontmatter: str, path: Path, warnings: list[str] | None
 ) -> dict[str, object]:
-    loader = yaml.SafeLoader(frontmatter)
+    try:
+        # The reader checks characters on construction: a control byte raises here.
+        loader = yaml.SafeLoader(frontmatter)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, path) from exc
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, path) from exc
+    except RecursionError as exc:
+        # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
+        raise ConfigError(
+            "frontmatter is nested too deeply", path=path, line=_FRONTMATTER_FIRST_LINE
+        ) from exc
+    except ValueError as exc:
+        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
+        raise ConfigError(
+            f"invalid YAML value in frontmatter: {exc}", path=path, line=_FRONTMATTER_FIRST_LINE
+        ) from exc
     finally:
         loader.dispose()
     if data is None:
@@ -97,7 +118,7 @@ def _parse_frontmatter(
             line=_FRONTMATTER_FIRST_LINE,
         )
     fields: dict[str, object] = {}
-    for key_node, _value_node in root.value:
+    for key_node, value_node in root.value:
         line = key_node.start_mark.line + _FRONTMATTER_FIRST_LINE
         if not isinstance(key_node, yaml.ScalarNode):
             raise ConfigError("field names must be plain words", path=path, line=line)
@@ -108,7 +129,7 @@ def _parse_frontmatter(
             if warnings is not None:
                 warnings.append(f"{path}:{line}: unknown field '{key}' ignored{_hint(key)}")
             continue
-        fields[key] = _Field(data[key], line)
+        fields[key] = _Field(data[key], line, value_node)
     return fields
 
 
@@ -199,6 +220,14 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(f"expected a positive integer, got '{value}'", key, line)
         return value
 
+    def expect() -> Expectations | None:
+        item = fields.get("expect")
+        if not isinstance(item, _Field) or item.value is None or item.node is None:
+            return None
+        return parse_expectations(
+            item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
+        )[0]
+
     extensions_value = get("extensions", extensions)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
@@ -219,4 +248,5 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         ),
         prompt=prompt,
         source=path,
+        expect=expect(),
     )

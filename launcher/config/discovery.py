@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -31,7 +33,7 @@ class _Collector:
     warnings: list[str] = field(default_factory=list)
 
     def add_agent_dir(self, directory: Path) -> None:
-        if not directory.is_dir():
+        if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
         for path in sorted(directory.glob("*.md")):
@@ -52,7 +54,8 @@ class _Collector:
                 self.agents[spec.name] = spec
 
     def add_servers(self, path: Path, env: Mapping[str, str], *, lenient: bool = False) -> None:
-        if not path.is_file():
+        # A FIFO or device is refused from its stat, never opened: reading it could block.
+        if not _present(path, stat.S_ISREG, "a regular file"):
             return
         servers, warnings = load_servers(path, env, lenient=lenient)
         self.warnings.extend(warnings)
@@ -77,6 +80,22 @@ class _Collector:
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
             broken_agents=self.broken,
         )
+
+
+def _present(path: Path, is_kind: Callable[[int], bool], kind: str) -> bool:
+    """False if nothing is at `path`; True if it is of the kind; else ConfigError naming it."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise ConfigError("is a dangling symlink", path=path) from None
+        return False
+    except OSError as exc:
+        reason = "is a symlink loop" if exc.errno == errno.ELOOP else f"cannot be read: {exc}"
+        raise ConfigError(reason, path=path) from exc
+    if not is_kind(mode):
+        raise ConfigError(f"expected {kind}", path=path)
+    return True
 
 
 def load_config(

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from launcher.errors import ExpansionError
+from launcher.secrets import MASK, SecretMask
+
+__all__ = ["MASK", "Expanded", "expand", "has_reference", "mask_secrets", "referenced_names"]
 
 # Only the braced forms: a bare `$` stays literal, so `$$`-escaping is never needed.
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-MASK = "****"
-"""What a secret value is displayed as."""
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,19 @@ def expand(text: str, env: Mapping[str, str]) -> Expanded:
 
 
 def mask_secrets(text: str, secrets: frozenset[str]) -> str:
-    """Replace every occurrence of a secret in `text` by `****`, longest secret first."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    return text
+    """Replace every form of every secret in `text` by `****` (see launcher/secrets.py)."""
+    return SecretMask(secrets).text(text)
+
+
+def referenced_names(value: object) -> set[str]:
+    """Every variable a `${VAR}` reference names anywhere in a JSON-like config value."""
+    if isinstance(value, str):
+        return {m.group(1) for m in _REFERENCE.finditer(value)}
+    if isinstance(value, dict):
+        return set().union(*(referenced_names(v) for v in value.values()), set())
+    if isinstance(value, (list, tuple)):
+        return set().union(*(referenced_names(v) for v in value), set())
+    return set()
 
 
 def _reject_malformed(literal: str) -> None:

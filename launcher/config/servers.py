@@ -46,6 +46,8 @@ def parse_servers_text(
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    except RecursionError as exc:
+        raise ConfigError("invalid JSON: nested too deeply", path=path) from exc
     if not isinstance(data, dict):
         raise ConfigError('expected a JSON object {"mcpServers": {...}}', path=path, line=1)
     warnings: list[str] = []

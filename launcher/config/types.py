@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from launcher.config.expect import Expectations
+
 BUILTIN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "bash", "grep", "find", "ls")
 """Built-in tool names, in the order they are offered."""
 
@@ -59,6 +61,7 @@ class AgentSpec:
     max_depth: int = DEFAULT_MAX_DEPTH
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
+    expect: Expectations | None = None  # the `expect:` block, for `subagent check`
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ steps:
 from __future__ import annotations
 
 import copy
+import math
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,8 @@ from launcher.models.base import ModelRequest, ModelResponse, ToolCall
 from launcher.toolset.naming import plain_name
 
 STEP_FIELDS = ("call", "sleep", "say")
+MAX_SLEEP_S = 3600.0
+"""The longest think time a step may script; more (or `.inf`, `.nan`) is a config error."""
 CALL_FIELDS = ("tool", "tool_from", "args")
 
 
@@ -99,17 +103,28 @@ def _resolve(call: ScriptedCall, request: ModelRequest) -> str:
 def load_script(path: Path) -> list[ScriptedStep]:
     """Parse a script file into steps; errors name the file, line and field."""
     try:
+        # Checked before opening: a FIFO would block the read forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ConfigError("cannot read script: not a regular file", path=path)
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read script: {exc.strerror or exc}", path=path) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read script: not UTF-8 text ({exc.reason})", path=path) from exc
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return _Parser(path).steps(root)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"invalid YAML: {problem}", path=path, line=line) from exc
-    return _Parser(path).steps(root)
+    except RecursionError as exc:
+        # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
+        raise ConfigError("invalid YAML: nested too deeply", path=path) from exc
+    except ValueError as exc:
+        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
+        raise ConfigError(f"invalid YAML value: {exc}", path=path) from exc
 
 
 class _Parser:
@@ -156,8 +171,15 @@ class _Parser:
         sleep = 0.0
         if "sleep" in fields:
             raw = self.value(fields["sleep"][1])
-            if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
-                raise self.error(fields["sleep"][1], "sleep", "expected seconds (a number >= 0)")
+            if (
+                isinstance(raw, bool)
+                or not isinstance(raw, int | float)
+                or not math.isfinite(raw)
+                or not 0 <= raw <= MAX_SLEEP_S
+            ):
+                raise self.error(
+                    fields["sleep"][1], "sleep", f"expected seconds (a number 0..{MAX_SLEEP_S:g})"
+                )
             sleep = float(raw)
         say = None
         if "say" in fields:

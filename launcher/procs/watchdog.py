@@ -4,6 +4,12 @@ The launcher may die by SIGKILL, where no cleanup code runs. The watchdog is a t
 stdlib process that reads `+PGID` / `-PGID` lines on stdin; when stdin reaches EOF
 (the launcher is gone, however it died) or its parent-death signal arrives, it
 SIGKILLs every group it still holds. Run as `python -m launcher.procs.watchdog`.
+
+A grandchild that calls setsid() leaves its group. Where cgroup v2 allows it, every child
+starts inside the session's cgroup (`=PATH` line) and `cgroup.kill` ends it with the rest.
+Elsewhere on Linux the launcher becomes a child subreaper, so an escaped process stays
+its descendant, and the watchdog (`^PID` line: the launcher) keeps a record of the guarded
+groups' descendants, polled, to kill them too.
 """
 
 from __future__ import annotations
@@ -14,10 +20,18 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
+
+from launcher.procs import cgroup as cgroups
+from launcher.procs import descendants
+from launcher.secrets import public_environment
 
 PDEATHSIG_TERM = signal.SIGTERM
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 READ_CHUNK = 4096
+SCAN_S = 0.1
+"""Without a cgroup, how often the watchdog records the guarded groups' descendants."""
 
 
 class Watchdog:
@@ -26,6 +40,8 @@ class Watchdog:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self._cgroup: Path | None = None
+        self._swept = False  # the sweep (cgroup or subreaper) is set up
 
     def _ensure(self) -> subprocess.Popen[bytes] | None:
         if self._proc is None:
@@ -37,6 +53,8 @@ class Watchdog:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     close_fds=True,
+                    # Its environment block is readable by the model's shell: no secrets.
+                    env=public_environment(),
                     # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,
@@ -54,6 +72,22 @@ class Watchdog:
                 proc.stdin.write(line.encode() + b"\n")
                 proc.stdin.flush()
 
+    def join_argv(self, argv: list[str]) -> list[str]:
+        """`argv` as it must be started to stay in this session's sweep (the cgroup)."""
+        with self._lock:
+            if not self._swept:
+                self._swept = True
+                self._cgroup = cgroups.create_session_cgroup(f"{id(self):x}")
+                if self._cgroup is None:
+                    _become_subreaper()
+                proc = self._ensure()
+                line = f"={self._cgroup}" if self._cgroup else f"^{os.getpid()}"
+                if proc is not None and proc.stdin is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        proc.stdin.write(line.encode() + b"\n")
+                        proc.stdin.flush()
+        return argv if self._cgroup is None else cgroups.join_argv(self._cgroup, argv)
+
     def guard(self, pgid: int) -> None:
         """Kill this group if the launcher dies."""
         self._send(f"+{pgid}")
@@ -66,13 +100,16 @@ class Watchdog:
         """End the watchdog; it kills whatever it still guards, then exits."""
         with self._lock:
             proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            if proc.stdin is not None:
-                proc.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=2.0)
+            cgroup, self._cgroup = self._cgroup, None
+            self._swept = False
+        if proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=2.0 + cgroups.KILL_WAIT_S)
+        if cgroup is not None:
+            cgroups.kill_cgroup(cgroup)  # the watchdog did it, unless it never started
 
 
 def _set_parent_death_signal() -> None:
@@ -85,9 +122,22 @@ def _set_parent_death_signal() -> None:
         libc.prctl(PR_SET_PDEATHSIG, int(PDEATHSIG_TERM), 0, 0, 0)
 
 
+def _become_subreaper() -> None:
+    """Orphans of our descendants re-parent to this process, not init (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def main() -> None:
     """The watchdog process: guard groups until stdin closes, then kill what is left."""
     guarded: set[int] = set()
+    cgroup_dirs: list[Path] = []
+    launcher: list[int] = []  # set: no cgroup, so record what the launcher adopts
+    record = descendants.Record()
     pending = bytearray()
 
     def take(data: bytes) -> None:
@@ -101,6 +151,10 @@ def main() -> None:
                     guarded.add(int(line[1:]))
                 elif line.startswith("-"):
                     guarded.discard(int(line[1:]))
+                elif line.startswith("="):
+                    cgroup_dirs.append(Path(line[1:]))
+                elif line.startswith("^"):
+                    launcher.append(int(line[1:]))
 
     def drain() -> None:
         # The launcher is gone, so its end of the pipe is closed: what it wrote before
@@ -113,10 +167,21 @@ def main() -> None:
     def kill_all(*_: object) -> None:
         # A parent-death signal can arrive before the last `+PGID` lines were read.
         drain()
+        if launcher:
+            record.scan(launcher[0], guarded)  # at a clean close the launcher still lives
         for pgid in list(guarded):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
+        record.kill()
+        for path in cgroup_dirs:
+            cgroups.kill_cgroup(path)
         os._exit(0)
+
+    def scan_loop() -> None:
+        while True:
+            if launcher:
+                record.scan(launcher[0], set(guarded))
+            threading.Event().wait(SCAN_S)
 
     # Ctrl-C and a hang-up are for the launcher, which decides what ends; the watchdog
     # acts only on stdin EOF or the parent-death signal.
@@ -127,6 +192,7 @@ def main() -> None:
     _set_parent_death_signal()
     if os.getppid() != parent:
         kill_all()
+    threading.Thread(target=scan_loop, daemon=True).start()
     kill_all()  # drain() reads to EOF: the launcher closed stdin or died
 
 

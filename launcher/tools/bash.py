@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +11,13 @@ import anyio
 from anyio.abc import ByteReceiveStream
 
 from launcher.procs.group import kill_group, spawn_group
+from launcher.secrets import public_environment
+from launcher.tools.sandbox import (
+    sandbox_problem,
+    sandbox_requested,
+    sandboxed,
+    unavailable_message,
+)
 from launcher.toolset.types import ToolResult
 
 MAX_BASH_TIMEOUT_S = 600.0
@@ -56,18 +61,15 @@ class CappedOutput:
         return f"{head}\n... [output cut: {cut} of {self.total} bytes omitted] ...\n{tail}"
 
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-"""Variables the model's shell never sees: API keys and tokens would end up in its context."""
-
-
 def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The launcher's environment minus anything that looks like a credential."""
-    env = os.environ if base is None else base
-    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+    """The launcher's environment minus credentials and the variables it hid as secrets."""
+    return public_environment(base)
 
 
 class GroupGuard(Protocol):
     """Kills a process group if the launcher dies mid-call (the session's watchdog)."""
+
+    def join_argv(self, argv: list[str]) -> list[str]: ...
 
     def guard(self, pgid: int) -> None: ...
 
@@ -83,9 +85,15 @@ async def run_bash(
     group is killed when the shell exits or the timeout fires, and by `guard` if the
     launcher itself is killed meanwhile.
     """
+    argv = ["bash", "-c", command]
+    if sandbox_requested():
+        problem = await anyio.to_thread.run_sync(sandbox_problem)
+        if problem is not None:
+            return ToolResult(unavailable_message(problem), is_error=True)
+        argv = sandboxed(argv)
     output = CappedOutput(cap)
     process = await spawn_group(
-        ["bash", "-c", command],
+        guard.join_argv(argv) if guard is not None else argv,
         cwd=cwd,
         env=shell_environment(),
         stdin=subprocess.DEVNULL,

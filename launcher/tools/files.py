@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from launcher.errors import ToolError
 from launcher.tools.common import fit_lines, get_bool, get_int, get_str
-from launcher.tools.workspace import Workspace
+from launcher.tools.workspace import Workspace, refuse_hard_links
 from launcher.toolset.types import ToolResult
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -33,24 +35,53 @@ def load_text(ws: Workspace, real: Path, *, strict: bool = False) -> str:
 
     `strict` refuses text that is not valid UTF-8 (edit must not mangle bytes it rewrites).
     """
+    fd = _open_existing(ws, real, os.O_RDONLY)
+    try:
+        return _decode(ws.display(real), fd, strict=strict)
+    finally:
+        os.close(fd)
+
+
+def _open_existing(ws: Workspace, real: Path, flags: int) -> int:
+    """An fd on an existing workspace file (O_NONBLOCK: a FIFO must not hang the tool)."""
     shown = ws.display(real)
-    if not real.exists():
-        raise ToolError(f"file not found: {shown}")
-    if real.is_dir():
+    try:
+        return ws.open(real, flags | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown}") from None
+    except IsADirectoryError:
+        raise ToolError(f"'{shown}' is a directory; use ls to list it") from None
+
+
+def _decode(shown: str, fd: int, *, strict: bool) -> str:
+    """The text behind `fd`, after the checks every reader makes (kind, links, size, binary)."""
+    st = refuse_hard_links(fd, shown)
+    if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"'{shown}' is a directory; use ls to list it")
-    size = real.stat().st_size
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"'{shown}' is not a regular file; refused")
+    size = st.st_size
     if size > MAX_FILE_BYTES:
         raise ToolError(
             f"'{shown}' is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; "
             "use grep, or bash with head/sed, to look at parts of it"
         )
-    data = real.read_bytes()
+    data = os.pread(fd, MAX_FILE_BYTES + 1, 0)
     if is_binary(data):
         raise ToolError(f"'{shown}' looks like a binary file ({size} bytes); refused")
     try:
         return data.decode("utf-8", errors="strict" if strict else "replace")
     except UnicodeDecodeError as exc:
         raise ToolError(f"'{shown}' is not valid UTF-8 ({exc.reason}); refused") from exc
+
+
+def _replace_contents(fd: int, data: bytes) -> None:
+    """Make the file behind `fd` hold exactly `data`."""
+    os.ftruncate(fd, 0)
+    view = memoryview(data)
+    offset = 0
+    while offset < len(view):
+        offset += os.pwrite(fd, view[offset:], offset)
 
 
 def read_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
@@ -93,10 +124,26 @@ def write_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
     shown = ws.display(real)
     if real.is_dir():
         raise ToolError(f"'{shown}' is a directory; refused")
-    existed = real.exists()
-    real.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
-    real.write_bytes(data)
+    flags = os.O_WRONLY | os.O_NONBLOCK
+    try:
+        fd = ws.open(real, flags | os.O_CREAT | os.O_EXCL, make_parents=True)
+        existed = False
+    except FileExistsError:
+        # Not O_TRUNC: the link count is checked before a single byte changes.
+        try:
+            fd = ws.open(real, flags)
+        except IsADirectoryError:
+            raise ToolError(f"'{shown}' is a directory; refused") from None
+        existed = True
+    try:
+        if existed:
+            st = refuse_hard_links(fd, shown)
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolError(f"'{shown}' is not a regular file; refused")
+        _replace_contents(fd, data)
+    finally:
+        os.close(fd)
     verb = "overwrote" if existed else "created"
     return ToolResult(f"Wrote {len(data)} bytes to {shown} ({verb})")
 
@@ -113,7 +160,20 @@ def edit_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
         raise ToolError("'old' and 'new' are identical; nothing to change")
     real = ws.resolve(path)
     shown = ws.display(real)
-    text = load_text(ws, real, strict=True)
+    fd = _open_existing(ws, real, os.O_RDWR)
+    try:
+        text = _decode(shown, fd, strict=True)
+        count = _count_matches(text, old, shown, replace_all)
+        # Written through the fd that was read: the file checked is the file changed.
+        _replace_contents(fd, text.replace(old, new).encode("utf-8"))
+    finally:
+        os.close(fd)
+    noun = "occurrence" if count == 1 else "occurrences"
+    return ToolResult(f"Replaced {count} {noun} in {shown}")
+
+
+def _count_matches(text: str, old: str, shown: str, replace_all: bool) -> int:
+    """How often `old` occurs; none, or several without replace_all, is refused."""
     count = text.count(old)
     if count == 0:
         raise ToolError(f"'old' was not found in {shown} (0 matches); it must match exactly")
@@ -122,6 +182,4 @@ def edit_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
             f"'old' matches {count} times in {shown}; add surrounding context to make it "
             "unique, or set replace_all to replace every match"
         )
-    real.write_bytes(text.replace(old, new).encode("utf-8"))
-    noun = "occurrence" if count == 1 else "occurrences"
-    return ToolResult(f"Replaced {count} {noun} in {shown}")
+    return count

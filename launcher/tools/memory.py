@@ -10,6 +10,7 @@ from typing import Any
 from launcher.config.types import MemoryScope
 from launcher.errors import ToolError
 from launcher.tools.common import get_opt_str, get_str, in_thread
+from launcher.tools.workspace import open_beneath, refuse_hard_links
 from launcher.toolset.types import ToolEntry, ToolResult
 
 MAX_MEMORY_BYTES = 64 * 1024
@@ -36,7 +37,17 @@ def memory_dir(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> P
 def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> list[ToolEntry]:
     """The memory_read and memory_write tools of `agent`, storing under `scope`'s directory."""
     # Resolved bases: below them every path component must be real, not a symlink.
+    base = home.resolve() if scope == "user" else workspace.resolve()
     root = memory_dir(agent, scope, workspace.resolve(), home.resolve())
+    below = root.relative_to(base)
+
+    def open_memory(key: str, flags: int, *, make_parents: bool = False) -> int:
+        # Link-free from the base (trusted, made if missing): nothing below may be a symlink.
+        if make_parents:
+            base.mkdir(parents=True, exist_ok=True)
+        return open_beneath(
+            base, below / (key + SUFFIX), flags | os.O_NONBLOCK, 0o644, make_parents=make_parents
+        )
 
     def read(args: dict[str, Any]) -> ToolResult:
         key = get_opt_str(args, "key")
@@ -49,8 +60,9 @@ def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) 
         if not file.is_file():
             known = ", ".join(_keys(root)) or "none"
             raise ToolError(f"no memory named '{key}' (saved keys: {known})")
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_memory(key, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
+            refuse_hard_links(fd, f"memory '{key}'")
             return ToolResult(f.read(MAX_MEMORY_BYTES + 1).decode("utf-8", errors="replace"))
 
     def write(args: dict[str, Any]) -> ToolResult:
@@ -58,10 +70,12 @@ def memory_entries(agent: str, scope: MemoryScope, workspace: Path, home: Path) 
         data = get_str(args, "content").encode("utf-8")
         if len(data) > MAX_MEMORY_BYTES:
             raise ToolError(f"content is {len(data)} bytes, over the {MAX_MEMORY_BYTES}-byte limit")
-        root.mkdir(parents=True, exist_ok=True)
-        file = _memory_file(root, key)
-        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        _memory_file(root, key)
+        fd = open_memory(key, os.O_WRONLY | os.O_CREAT, make_parents=True)
         with os.fdopen(fd, "wb") as f:
+            # Not O_TRUNC: a hard-linked file is refused before a byte of it changes.
+            refuse_hard_links(fd, f"memory '{key}'")
+            os.ftruncate(fd, 0)
             f.write(data)
         return ToolResult(f"Saved memory '{key}' ({len(data)} bytes, {scope} scope)")
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from launcher.errors import ToolError
 from launcher.tools.common import fit_lines, get_bool, get_opt_str, get_str
-from launcher.tools.files import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, is_binary
+from launcher.tools.files import MAX_FILE_BYTES, is_binary
 from launcher.tools.workspace import Workspace
 from launcher.toolset.types import ToolResult
 
@@ -39,10 +40,16 @@ def list_dir(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
         raise ToolError(f"not found: {shown}")
     if not real.is_dir():
         raise ToolError(f"'{shown}' is not a directory; use read to see a file")
-    entries = sorted(os.scandir(real), key=lambda e: e.name)
+    # Listed through a link-free fd, so a directory swapped for a symlink is not listed.
+    fd = ws.open(real, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+            names = [_entry_label(e) for e in entries[:MAX_LS_ENTRIES]]
+    finally:
+        os.close(fd)
     if not entries:
         return ToolResult(f"({shown} is empty)")
-    names = [_entry_label(e) for e in entries[:MAX_LS_ENTRIES]]
     fit = fit_lines(names, cap - 200)
     out = "\n".join(names[:fit])
     if fit < len(entries):
@@ -98,7 +105,7 @@ def grep_files(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
             file.relative_to(base).as_posix() if file != base else file.name
         ):
             continue
-        for number, line in _text_lines(file):
+        for number, line in _text_lines(ws, file):
             if regex.search(line) is None:
                 continue
             cut = line[:MAX_GREP_LINE_CHARS] + (
@@ -143,17 +150,28 @@ def _walk(ws: Workspace, base: Path) -> Iterator[tuple[Path, bool]]:
             yield full, is_dir
 
 
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a text file; binary, oversized and unreadable files yield nothing."""
+def _text_lines(ws: Workspace, file: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file; binary, huge, hard-linked or unreadable: nothing.
+
+    Opened link-free from the workspace root, like read: the walk's check cannot be raced.
+    """
+    real = Path(os.path.realpath(file))  # an in-workspace symlink is read as its target
+    if not real.is_relative_to(ws.root):
+        return
     try:
-        if file.stat().st_size > MAX_FILE_BYTES:
+        fd = ws.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ToolError):
+        return
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or st.st_size > MAX_FILE_BYTES:
             return
-        with file.open("rb") as fh:
-            if is_binary(fh.read(BINARY_SNIFF_BYTES)):
-                return
-            fh.seek(0)
-            data = fh.read()
+        data = os.pread(fd, MAX_FILE_BYTES + 1, 0)
     except OSError:
+        return
+    finally:
+        os.close(fd)
+    if is_binary(data):
         return
     text = data.decode("utf-8", errors="replace")
     yield from enumerate(text.splitlines(), start=1)

@@ -78,7 +78,8 @@ class ToolScope:
             return DISALLOWED
         if not self._extension_allowed(entry.server):
             return EXTENSION_NOT_ALLOWED
-        if entry.tool in ORCHESTRATION_TOOLS:
+        # A server can dodge an exact match with `Spawn_Subagent ` (models read it the same).
+        if (entry.tool or "").strip().lower() in ORCHESTRATION_TOOLS:
             return ORCHESTRATION
         return None
 

@@ -94,14 +94,16 @@ class Subagent:
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
-    def start(self, *args: str, **popen: Any) -> subprocess.Popen[str]:
+    def start(
+        self, *args: str, env: dict[str, str] | None = None, **popen: Any
+    ) -> subprocess.Popen[str]:
         """Start in the background, in its own process group (as a shell job would be)."""
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
         return subprocess.Popen(
             self.argv(args),
             text=True,
-            env=self.env(),
+            env=self.env(env),
             cwd=self.cwd,
             stdin=subprocess.DEVNULL,
             start_new_session=True,

@@ -1,0 +1,98 @@
+"""Benchmark 6: time per MB of one big stdio line, 50 MB ÷ 1 MB (goal ≤ 1.5: linear).
+
+Once started, a child writes one JSON-RPC notification of N MB when it reads a stdin line;
+the time from sending that line through `stdio_transport` to receiving the parsed message
+is divided by N. A quadratic reader (bytes += chunk; split) makes the 50 MB line cost
+far more per MB than the 1 MB one; a linear one costs about the same.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+import tracemalloc
+from typing import IO
+
+import anyio
+import mcp_types as types
+from _util import Result, bench_main, median, spread
+from mcp.shared.message import SessionMessage
+
+from launcher.bridge.process import StdioChild, spawn_server
+from launcher.bridge.stdio import stdio_transport
+
+SMALL_MB = 1
+LARGE_MB = 50
+ROUNDS = 3
+QUICK_ROUNDS = 1
+SMALL_REPEATS = 5
+"""1 MB lines per round: each is short enough for start-up noise to matter."""
+ROUND_LIMIT_S = 120.0
+"""Bounds one round; the old quadratic reader took ~31 s for the 50 MB line."""
+
+CHILD = r"""
+import sys
+size = int(sys.argv[1])
+head = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
+chunk = b"x" * (1 << 20)
+sys.stdout.buffer.write(b'{"jsonrpc":"2.0","method":"notifications/ready"}\n')
+sys.stdout.buffer.flush()
+while sys.stdin.buffer.readline():
+    out = sys.stdout.buffer
+    out.write(head)
+    for _ in range(size):
+        out.write(chunk)
+    out.write(b'"}}\n')
+    out.flush()
+"""
+
+TRIGGER = SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/go"))
+
+
+async def one_line(mb: int, errlog: IO[bytes], *, trace: bool = False) -> float:
+    """Seconds to receive one `mb`-MB line after asking for it (or, traced, peak bytes)."""
+    process = await spawn_server(
+        sys.executable, ["-S", "-c", CHILD, str(mb)], env={}, cwd=None, errlog=errlog
+    )
+    child = StdioChild(pid=process.pid, process=process)
+    async with stdio_transport(child) as (read, write):
+        with anyio.fail_after(ROUND_LIMIT_S):
+            await read.receive()  # ready: the child's start-up is not timed
+            if trace:
+                tracemalloc.start()
+            start = time.perf_counter()
+            await write.send(TRIGGER)
+            message = await read.receive()
+            elapsed = time.perf_counter() - start
+            if trace:
+                elapsed = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+    if isinstance(message, Exception):
+        raise RuntimeError(f"the {mb} MB line did not parse: {message}")
+    return elapsed
+
+
+def run(quick: bool) -> list[Result]:
+    """Interleaved rounds of the 1 MB and the 50 MB line; ratio of median seconds per MB."""
+    small: list[float] = []
+    large: list[float] = []
+    with open(os.devnull, "wb") as errlog:
+        for _ in range(QUICK_ROUNDS if quick else ROUNDS):
+            for _ in range(SMALL_REPEATS):
+                small.append(anyio.run(one_line, SMALL_MB, errlog) / SMALL_MB)
+            large.append(anyio.run(one_line, LARGE_MB, errlog) / LARGE_MB)
+            print(f"   1 MB: {small[-1] * 1000:.1f} ms/MB, 50 MB: {large[-1] * 1000:.1f} ms/MB")
+        # Apart from the timed rounds: tracing slows every allocation.
+        peak = anyio.run(functools.partial(one_line, LARGE_MB, errlog, trace=True))
+    ratio = median(large) / median(small)
+    detail = (
+        f"per MB: 50 MB {spread(large)}, 1 MB {spread(small)}; "
+        f"50 MB peak traced memory {peak / 2**20:.0f} MiB"
+    )
+    return [Result("stdio_lines", "s/MB at 50 MB ÷ s/MB at 1 MB", ratio, 1.5, detail)]
+
+
+if __name__ == "__main__":
+    bench_main(run, __doc__.splitlines()[0])

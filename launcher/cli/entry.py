@@ -1,0 +1,26 @@
+"""The `subagent` console script: secrets leave the environment block before typer loads.
+
+A command that runs sessions re-executes itself at once when credential-named variables
+are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
+second import of the CLI; `--help`, `agents` and `servers` never re-execute.
+"""
+
+from __future__ import annotations
+
+import sys
+
+SESSION_COMMANDS = frozenset(("spawn", "tools", "serve", "check", "lock", "batch"))
+"""Commands that start sessions, whose processes the model's shell can see."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    args = sys.argv[1:]
+    if args and args[0] in SESSION_COMMANDS and "--help" not in args:
+        from launcher.procs.hidden import reexec_early, restore
+
+        if not restore():
+            reexec_early(list(getattr(sys, "orig_argv", [])) or [sys.executable, *sys.argv])
+    from launcher.cli.app import main as app_main
+
+    app_main()

@@ -1,0 +1,174 @@
+"""What counts as a secret, and the one masking function every writer uses.
+
+A leaf: the bash tool's environment filter, the scrubbed re-exec (procs/hidden.py),
+server logs, the event sinks and the CLI's output all ask this module. A secret is
+masked in every form a log line or a tool result is likely to carry it: raw,
+URL-encoded, JSON-escaped, and base64 (standard and URL-safe, also embedded in a
+longer base64 string at any of the three byte alignments).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote, quote_plus
+
+MASK = "****"
+"""What a secret value is displayed as."""
+
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+"""Variables the model's shell never sees: API keys and tokens would end up in its context."""
+
+MIN_ENV_SECRET_CHARS = 8
+"""A secret-named variable's value shorter than this is not masked (`AUTH_ENABLED=1`
+would otherwise mask every `1` in every log)."""
+MIN_FORM_CHARS = 8
+"""A derived form (base64 inside a longer string) shorter than this is not masked: four
+base64 characters match unrelated text too often."""
+
+_hidden: dict[str, str] = {}
+"""Variables this process took out of its initial environment (procs/hidden.py)."""
+
+
+def note_hidden(values: Mapping[str, str]) -> None:
+    """Record variables hidden from this process's environment block: never for the shell."""
+    _hidden.update(values)
+
+
+def hidden_names() -> frozenset[str]:
+    """Names of the variables recorded by `note_hidden`."""
+    return frozenset(_hidden)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable's name marks it as a credential (or it was hidden as one)."""
+    return bool(SECRET_NAME.search(name)) or name in _hidden
+
+
+def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) minus every secret-named or hidden variable."""
+    env = os.environ if env is None else env
+    return {k: v for k, v in env.items() if not is_secret_name(k)}
+
+
+def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Values of this process's secret-named and hidden variables (API keys, tokens)."""
+    env = os.environ if env is None else env
+    values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_ENV_SECRET_CHARS}
+    return frozenset(values | {v for v in _hidden.values() if v})
+
+
+def _b64_cores(raw: bytes, encode: Callable[[bytes], bytes]) -> set[str]:
+    """The base64 characters fixed by `raw` alone, at each of the three byte alignments."""
+    cores = set()
+    for pad in range(3):
+        text = encode(b"\0" * pad + raw).decode()
+        total_bits = 8 * (pad + len(raw))
+        first = -(-8 * pad // 6)  # the first character with no bit from the bytes before
+        last = total_bits // 6  # characters after this one mix in the bytes that follow
+        core = text[first:last]
+        if len(core) >= MIN_FORM_CHARS:
+            cores.add(core)
+    return cores
+
+
+def secret_forms(value: str) -> set[str]:
+    """Every form of `value` that is masked: raw, URL-encoded, JSON-escaped, base64."""
+    forms = {value, quote(value), quote(value, safe=""), quote_plus(value)}
+    forms |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    raw = value.encode()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        forms.add(encode(raw).decode())
+        forms |= _b64_cores(raw, encode)
+    return {form for form in forms if form}
+
+
+T = TypeVar("T")
+
+
+class SecretMask:
+    """Masks known secret values, in all their forms, in text, bytes and events."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self.values = frozenset(v for v in values if v)
+        forms = set().union(*(secret_forms(v) for v in self.values)) if self.values else set()
+        ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
+        self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        encoded = [form.encode() for form in ordered]
+        self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
+        self.longest = max((len(form) for form in encoded), default=0)
+        """Bytes of the longest form: how much of a stream must be held back between chunks."""
+
+    def __bool__(self) -> bool:
+        return self._text is not None
+
+    def union(self, values: Iterable[str]) -> SecretMask:
+        """A mask of these values and this mask's."""
+        return SecretMask(self.values | set(values))
+
+    def text(self, text: str) -> str:
+        """`text` with every form of every secret replaced by `****`."""
+        if self._text is None or not text:
+            return text
+        return self._text.sub(MASK, text)
+
+    def data(self, data: bytes) -> bytes:
+        """Like `text`, for bytes (a server's stderr, which need not be UTF-8)."""
+        if self._bytes is None or not data:
+            return data
+        return self._bytes.sub(MASK.encode(), data)
+
+    def value(self, obj: T) -> T:
+        """Mask every string inside a JSON-like value (dicts, lists, tuples); a new value."""
+        if isinstance(obj, str):
+            return self.text(obj)  # type: ignore[return-value]
+        if isinstance(obj, dict):
+            return {self.value(k): self.value(v) for k, v in obj.items()}  # type: ignore[return-value]
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(self.value(v) for v in obj)  # type: ignore[return-value]
+        return obj
+
+    def event(self, event: T) -> T:
+        """A copy of a dataclass event with every string field masked."""
+        if self._text is None or not dataclasses.is_dataclass(event):
+            return event
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(event):
+            if f.init:
+                old = getattr(event, f.name)
+                new = self.value(old)
+                if new != old:
+                    changes[f.name] = new
+        return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
+
+
+class StreamMask:
+    """Masks a byte stream chunk by chunk; a secret split across chunks is still caught.
+
+    Holds back the last `longest - 1` bytes of each chunk: a secret cut by a chunk boundary
+    is complete once the next chunk arrives. `flush` releases the rest at the stream's end.
+    """
+
+    def __init__(self, mask: SecretMask) -> None:
+        self._mask = mask
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The bytes safe to write now, masked."""
+        keep = self._mask.longest - 1
+        if keep <= 0:
+            return chunk
+        masked = self._mask.data(self._held + chunk)
+        cut = max(0, len(masked) - keep)
+        self._held = masked[cut:]
+        return masked[:cut]
+
+    def flush(self) -> bytes:
+        """Whatever is still held back, masked."""
+        held, self._held = self._held, b""
+        return self._mask.data(held)
