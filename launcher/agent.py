@@ -17,12 +17,15 @@ import anyio
 from launcher.errors import ModelError, SubagentError
 from launcher.events import (
     AgentEnd,
+    AgentStart,
+    AssistantMessage,
     Event,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
     TurnStart,
+    UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
 from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
@@ -120,7 +123,8 @@ class AgentLoop:
 
     async def run(self, prompt: str) -> AgentEnd:
         """Run to a final answer, the turn limit, an error or a stop. Call again to resume."""
-        self.messages.append(Message(role="user", content=prompt))
+        await self.host.emit(AgentStart(model=self.model.spec))
+        await self._user(prompt, "prompt")
         self.status = "running"
         turns_this_run = 0
         error: str | None = None
@@ -128,10 +132,10 @@ class AgentLoop:
             self._stop_scope = scope
             try:
                 while not self._stop_requested and self._failure is None:
-                    self._deliver_steering()
+                    await self._deliver_steering()
                     wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
                     if wrap_up:
-                        self.messages.append(Message(role="user", content=WRAP_UP_PROMPT))
+                        await self._user(WRAP_UP_PROMPT, "wrap_up")
                     turns_this_run += 1
                     done = await self._turn(offer_tools=not wrap_up)
                     if wrap_up:
@@ -155,9 +159,13 @@ class AgentLoop:
         await self.host.emit(end)
         return end
 
-    def _deliver_steering(self) -> None:
+    async def _deliver_steering(self) -> None:
         while self._steering:
-            self.messages.append(Message(role="user", content=self._steering.pop(0)))
+            await self._user(self._steering.pop(0), "steer")
+
+    async def _user(self, content: str, kind: str) -> None:
+        self.messages.append(Message(role="user", content=content))
+        await self.host.emit(UserMessage(turn=self.turn + 1, content=content, kind=kind))
 
     async def _turn(self, *, offer_tools: bool) -> bool:
         """One model turn and its tool calls; True when the model gave a final answer."""
@@ -191,6 +199,13 @@ class AgentLoop:
         calls = response.tool_calls if offer_tools else []
         self.messages.append(
             Message(role="assistant", content=response.text, tool_calls=list(calls))
+        )
+        await self.host.emit(
+            AssistantMessage(
+                turn=turn,
+                text=response.text,
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+            )
         )
         if calls:
             results: list[ToolResult | None] = [None] * len(calls)

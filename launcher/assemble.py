@@ -22,8 +22,11 @@ if TYPE_CHECKING:
 
     from launcher.agent import AgentLoop
     from launcher.session import Session
+    from launcher.store.history import StoredSession
     from launcher.tools.delegate import Delegate
 
+STORE_ENV = "SUBAGENT_STORE"
+"""Set to 0 to run without the session store (benchmarks compare the two)."""
 MODEL_HTTP_CONNECT_S = 10.0
 """A model API that does not accept a connection in this long is down."""
 MODEL_HTTP_READ_S = 300.0
@@ -49,11 +52,15 @@ def assemble_session(
     home: Path | None = None,
     delegate: Delegate | None = None,
     lock: bool = True,
+    config_dir: Path | None = None,
+    session_id: str | None = None,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
     With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
-    the agent, the session mutes every server tool that does not match the pin.
+    the agent, the session mutes every server tool that does not match the pin. Every
+    agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
+    `session_id` continues a stored session (a resume).
     """
     from launcher.session import Session
 
@@ -62,17 +69,30 @@ def assemble_session(
     if lock and config.lock_path is not None:
         found = load_lock(config.lock_path)
         pin = found.agents.get(agent.name) if found is not None else None
-    return Session(
+    home_dir = state_home()
+    session = Session(
         agent,
         config.servers,
         ext=ext,
         workspace=workspace.resolve(),
-        state_home=state_home(),
+        state_home=home_dir,
         bus=bus,
         home=home,
         delegate=delegate,
         pin=pin,
+        session_id=session_id,
     )
+    if os.environ.get(STORE_ENV, "1") != "0":
+        from launcher.store.sink import StoreSink
+
+        session.bus.subscribe(
+            StoreSink(
+                home_dir,
+                workspace=session.workspace,
+                config_dir=config_dir.resolve() if config_dir else None,
+            )
+        )
+    return session
 
 
 def model_http_client() -> httpx.AsyncClient:
@@ -96,17 +116,20 @@ async def run_agent(
     max_turns: int | None = None,
     base_url: str | None = None,
     on_loop: Callable[[AgentLoop], None] | None = None,
+    history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
 ) -> str:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
+    `history` (a stored session) continues that conversation: `prompt` is the follow-up.
     """
     from launcher.agent import AgentLoop
     from launcher.models.factory import create_model, resolve_model_spec
 
-    spec = resolve_model_spec(model, session.agent.model, os.environ)
+    stored_model = history.model if history is not None else None
+    spec = resolve_model_spec(model or stored_model, session.agent.model, os.environ)
     async with model_http_client() as http:
         # Built before any server starts: a bad model spec costs no process.
         llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd())
@@ -116,6 +139,9 @@ async def run_agent(
             prompt=session.agent.prompt,
             max_turns=max_turns or session.agent.max_turns,
         )
+        if history is not None:
+            loop.messages = list(history.messages)
+            loop.turn = history.turns
         session.on_required_lost(loop.fail)
         if on_loop is not None:
             on_loop(loop)

@@ -70,6 +70,34 @@ class ToolsChanged(Event):
 
 
 @dataclass(kw_only=True)
+class AgentStart(Event):
+    """An agent run (or a resume of it) begins on `model` (the resolved PROVIDER:MODEL spec)."""
+
+    type: ClassVar[str] = "agent_start"
+    model: str
+
+
+@dataclass(kw_only=True)
+class UserMessage(Event):
+    """A user message joins the conversation before `turn`: the prompt, a steer, the wrap-up."""
+
+    type: ClassVar[str] = "user_message"
+    turn: int
+    content: str
+    kind: str = "prompt"
+
+
+@dataclass(kw_only=True)
+class AssistantMessage(Event):
+    """The model's whole reply for `turn`: its text and the tool calls it asked for."""
+
+    type: ClassVar[str] = "assistant_message"
+    turn: int
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class TurnStart(Event):
     type: ClassVar[str] = "turn_start"
     turn: int

@@ -208,24 +208,42 @@ def spawn(
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
+    ] = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
 
     def body() -> int:
-        from launcher.cli.run import run_spawn
+        from launcher.cli.run import load_resume, run_spawn
         from launcher.errors import UsageError
 
-        if len(args) == 1:
+        history = None
+        if resume is not None:
+            if len(args) != 1 or agent_opt is not None:
+                raise UsageError("--resume takes only the follow-up PROMPT (the agent is stored)")
+            history = load_resume(resume)
+        if history is not None:
+            agent, prompt = history.agent, args[0]
+        elif len(args) == 1:
             agent, prompt = agent_opt or "general-purpose", args[0]
         elif len(args) == 2 and agent_opt is None:
             agent, prompt = args
         else:
             raise UsageError("expected [AGENT] PROMPT (or --agent NAME PROMPT)")
-        config = _load(config_dir, session=True)  # may re-exec: before stdin is read
+        config_from = config_dir
+        if history is not None and config_from is None and history.config_dir:
+            config_from = Path(history.config_dir)
+        config = _load(config_from, session=True)  # may re-exec: before stdin is read
         if prompt == "-":
             prompt = sys.stdin.read()
         if not prompt.strip():
             raise UsageError("the prompt is empty")
+        if workspace is None and history is not None and history.workspace:
+            workspace_dir = Path(history.workspace)
+        else:
+            workspace_dir = workspace or Path.cwd()
         return run_spawn(
             config,
             agent,
@@ -235,10 +253,11 @@ def spawn(
             max_turns=max_turns,
             base_url=base_url,
             json_out=json_out,
-            workspace=workspace or Path.cwd(),
+            workspace=workspace_dir,
             verbose=verbose,
-            config_dir=config_dir,
+            config_dir=config_from,
             no_lock=no_lock,
+            history=history,
         )
 
     _exit(body, fast=True)
@@ -360,6 +379,37 @@ def lock(
         return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
 
     _exit(body, fast=True)
+
+
+LOG_DEFAULT_N = 20
+"""`subagent log` lists this many sessions unless `-n` says otherwise."""
+
+
+@app.command()
+def log(
+    ref: Annotated[
+        str | None, typer.Argument(help="Session ID (or `last`) to show; `prune` to delete old.")
+    ] = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="How many sessions to list.")] = LOG_DEFAULT_N,
+    query: Annotated[
+        str | None, typer.Option("-q", "--query", help="Full-text search of what was said.")
+    ] = None,
+    usage: Annotated[
+        bool, typer.Option("--usage", help="Token and time totals per model.")
+    ] = False,
+    older_than: Annotated[
+        str | None, typer.Option("--older-than", help="With `prune`: an age such as 30d, 12h.")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Stored sessions: list (newest first), show one, search (-q), totals (--usage), prune."""
+
+    def body() -> int:
+        from launcher.cli.logcmd import run_log
+
+        return run_log(ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out)
+
+    _exit(body)
 
 
 @app.command()

@@ -193,6 +193,63 @@ def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -
     out.write(f"wrote {path}\n")
 
 
+LOG_COLUMNS = ("id", "agent", "status", "turns", "tokens", "age", "prompt")
+COLLAPSED_LINES = 6
+"""On a terminal, `log ID` shows this many lines of each tool result (the rest: a count)."""
+
+
+def print_log_table(rows: list[dict[str, str]], out: TextIO = sys.stdout) -> None:
+    """`subagent log` for people: one line a session, newest first."""
+    if not rows:
+        out.write("no stored sessions\n")
+        return
+    widths = [max([len(c)] + [len(r[c]) for r in rows]) for c in LOG_COLUMNS[:-1]]
+    header = [c.upper().ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
+    out.write("  ".join([*header, "PROMPT"]) + "\n")
+    for row in rows:
+        cells = [row[c].ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
+        out.write("  ".join([*cells, row["prompt"]]).rstrip() + "\n")
+
+
+def print_conversation(conv: dict[str, Any], *, collapse: bool, out: TextIO = sys.stdout) -> None:
+    """`subagent log ID` for people: the header, then every message; long results collapsed."""
+    out.write(
+        f"session {conv['id']}  agent {conv['agent']}  model {conv['model'] or '?'}"
+        f"  status {conv['status']}\n"
+        f"turns {conv['turns']}  tokens {conv['input_tokens']} in / {conv['output_tokens']} out"
+        f"  tool calls {conv['tool_calls']}  {conv['duration_s']}s\n"
+    )
+    for m in conv["messages"]:
+        if m["role"] == "user":
+            out.write(f"\n[{m['turn']}] user:\n{_indent(m['content'], collapse=False)}\n")
+        elif m["role"] == "assistant":
+            if m["content"]:
+                out.write(f"\n[{m['turn']}] assistant:\n{_indent(m['content'], collapse=False)}\n")
+            for call in m["tool_calls"]:
+                out.write(f"  → {call['name']}({_short(str(call.get('arguments')), 100)})\n")
+        else:
+            mark = "✗" if m["is_error"] else "←"
+            out.write(f"  {mark} {m['name']}:\n{_indent(m['content'], collapse=collapse)}\n")
+
+
+def _indent(text: str, *, collapse: bool) -> str:
+    lines = text.splitlines() or [""]
+    if collapse and len(lines) > COLLAPSED_LINES:
+        rest = len(lines) - COLLAPSED_LINES
+        lines = [*lines[:COLLAPSED_LINES], f"… {rest} more lines (--json shows all)"]
+    return "\n".join("    " + line for line in lines)
+
+
+def print_usage(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+    """`subagent log --usage` for people: totals per model."""
+    out.write("MODEL  SESSIONS  TURNS  INPUT  OUTPUT  TOOL_CALLS  DURATION_S\n")
+    for r in rows:
+        out.write(
+            f"{r['model'] or '?'}  {r['sessions']}  {r['turns']}  {r['input_tokens']}"
+            f"  {r['output_tokens']}  {r['tool_calls']}  {r['duration_s']}\n"
+        )
+
+
 class CheckBar:
     """`subagent check`'s live line on a terminal: done of total, failed, running."""
 

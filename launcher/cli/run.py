@@ -147,8 +147,12 @@ def run_spawn(
     verbose: bool,
     config_dir: Path | None = None,
     no_lock: bool = False,
+    history: Any = None,
 ) -> int:
-    """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise."""
+    """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise.
+
+    With `history` (a StoredSession, from `--resume`) the run continues that session.
+    """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
     from launcher.events import jsonl_sink
@@ -160,7 +164,14 @@ def run_spawn(
         max_depth=resolve_request(config, agent_name, ext).max_depth,
     )
     session = assemble_session(
-        config, agent_name, ext=ext, workspace=workspace, delegate=delegate, lock=not no_lock
+        config,
+        agent_name,
+        ext=ext,
+        workspace=workspace,
+        delegate=delegate,
+        lock=not no_lock,
+        config_dir=config_dir,
+        session_id=history.id if history is not None else None,
     )
     if json_out:
         session.bus.subscribe(jsonl_sink(sys.stdout))
@@ -170,7 +181,14 @@ def run_spawn(
         session.bus.subscribe(SpawnRenderer())
 
     async def main() -> str:
-        return await run_agent(session, prompt, model=model, max_turns=max_turns, base_url=base_url)
+        return await run_agent(
+            session,
+            prompt,
+            model=model,
+            max_turns=max_turns,
+            base_url=base_url,
+            history=history,
+        )
 
     status = run_async(main)
     if verbose:
@@ -228,6 +246,22 @@ def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace:
     results = run_async(main)
     print_lock_report(results, config.lock_path)
     return 0
+
+
+def load_resume(ref: str) -> Any:
+    """`spawn --resume REF`: the stored session (agent, config dir, history); UsageError if none."""
+    from launcher.errors import UsageError
+    from launcher.state import state_home
+    from launcher.store.db import connect
+    from launcher.store.history import load_session
+
+    conn = connect(state_home(), create=False)
+    if conn is None:
+        raise UsageError("no stored sessions yet: nothing to --resume")
+    try:
+        return load_session(conn, ref)
+    finally:
+        conn.close()
 
 
 def run_check(

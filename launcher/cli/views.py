@@ -1,21 +1,23 @@
-"""Rows and `--json` shapes of `agents`, `servers` and `tools` (CONTRACT.md), computed once.
+"""Rows and `--json` shapes of `agents`, `servers`, `tools` and `log` (CONTRACT.md), computed once.
 
 The human renderers in `render.py` print these same rows.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
-from launcher.config.types import Config
-from launcher.toolset.scope import ToolScope
-
 if TYPE_CHECKING:
+    from launcher.config.types import Config
     from launcher.session import Session
 
 
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
+    # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.toolset.scope import ToolScope
+
     rows: list[dict[str, Any]] = []
     for spec in config.agents.values():
         scope = ToolScope(spec)
@@ -85,3 +87,35 @@ def tools_report(session: Session) -> dict[str, Any]:
         for name, st in session.status().items()
     }
     return {"agent": session.agent.name, "active": active, "muted": muted, "servers": servers}
+
+
+def log_table_rows(
+    sessions: list[dict[str, Any]], now: float | None = None
+) -> list[dict[str, str]]:
+    """`subagent log`'s table: id, agent, status, turns, tokens, age, the prompt's first line."""
+    now = time.time() if now is None else now
+    return [
+        {
+            "id": s["id"],
+            "agent": s["agent"],
+            "status": s["status"],
+            "turns": str(s["turns"]),
+            "tokens": str(s["input_tokens"] + s["output_tokens"]),
+            "age": age(now - s["started"]),
+            "prompt": first_line(s.get("match") or s["prompt"]),
+        }
+        for s in sessions
+    ]
+
+
+def age(seconds: float) -> str:
+    """A short age: 45s, 12m, 3h, 9d."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(0, int(seconds))}s"
+
+
+def first_line(text: str, width: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"

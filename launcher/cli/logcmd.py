@@ -1,0 +1,72 @@
+"""`subagent log`: read the session store. Stdlib only at import: the command must stay fast."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from launcher.errors import UsageError
+from launcher.state import state_home
+
+
+def run_log(
+    ref: str | None,
+    *,
+    n: int,
+    query: str | None,
+    usage: bool,
+    older_than: str | None,
+    json_out: bool,
+) -> int:
+    """List, show, search, total or prune the stored sessions; 0, or 2 on bad usage."""
+    from launcher.cli import render, views
+    from launcher.store import query as q
+    from launcher.store.db import connect
+
+    if ref == "prune":
+        if older_than is None:
+            raise UsageError("log prune: --older-than AGE is required (e.g. 30d)")
+        seconds = q.parse_age(older_than)
+    elif older_than is not None:
+        raise UsageError("--older-than goes with `subagent log prune`")
+    conn = connect(state_home(), create=ref == "prune")
+    if conn is None:
+        return _empty(ref, usage=usage, json_out=json_out)
+    try:
+        if ref == "prune":
+            deleted = q.prune(conn, seconds)
+            _out({"deleted": deleted}, json_out, lambda: print(f"deleted {deleted} sessions"))
+        elif usage:
+            rows = q.usage_by_model(conn)
+            _out(rows, json_out, lambda: render.print_usage(rows))
+        elif ref is not None:
+            conv = q.conversation(conn, q.resolve_id(conn, ref))
+            collapse = sys.stdout.isatty()
+            _out(conv, json_out, lambda: render.print_conversation(conv, collapse=collapse))
+        else:
+            sessions = q.search(conn, query, n) if query else q.recent(conn, n)
+            _out(sessions, json_out, lambda: render.print_log_table(views.log_table_rows(sessions)))
+    finally:
+        conn.close()
+    return 0
+
+
+def _empty(ref: str | None, *, usage: bool, json_out: bool) -> int:
+    """No logs.db yet: an empty list, or the same error as an unknown id."""
+    if ref is not None:
+        raise UsageError(f"no stored session {ref!r} (nothing stored yet)")
+    if json_out:
+        print("[]")
+    elif usage:
+        print("no stored sessions")
+    else:
+        print("no stored sessions")
+    return 0
+
+
+def _out(data: Any, json_out: bool, human: Any) -> None:
+    if json_out:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        human()

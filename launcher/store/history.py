@@ -1,0 +1,90 @@
+"""A stored conversation turned back into model messages, for `spawn --resume`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from launcher.models.base import Message, ToolCall
+from launcher.store.query import messages, resolve_id
+
+INTERRUPTED = "Interrupted: the launcher ended before this call finished; it may not have run."
+"""The answer a resume gives a call whose result was never stored (a killed run)."""
+
+
+@dataclass
+class StoredSession:
+    """What a resume needs: who ran, where, on what model, and the conversation so far."""
+
+    id: str
+    agent: str
+    model: str | None
+    config_dir: str | None
+    workspace: str | None
+    turns: int
+    messages: list[Message] = field(default_factory=list)
+
+
+def load_session(conn: sqlite3.Connection, ref: str) -> StoredSession:
+    """The session `ref` (an id, a prefix or `last`) with its history; UsageError if none."""
+    session_id = resolve_id(conn, ref)
+    row = conn.execute(
+        "SELECT agent, model, config_dir, workspace, turns FROM sessions WHERE id=?",
+        (session_id,),
+    ).fetchone()
+    history = close_interrupted([_message(m) for m in messages(conn, session_id)])
+    return StoredSession(
+        id=session_id,
+        agent=row["agent"],
+        model=row["model"],
+        config_dir=row["config_dir"],
+        workspace=row["workspace"],
+        turns=row["turns"],
+        messages=history,
+    )
+
+
+def _message(m: sqlite3.Row) -> Message:
+    if m["role"] == "assistant":
+        calls = [
+            ToolCall(c["id"], c["name"], c.get("arguments") or {})
+            for c in json.loads(m["tool_calls"] or "[]")
+        ]
+        return Message(role="assistant", content=m["content"], tool_calls=calls)
+    if m["role"] == "tool":
+        return Message(
+            role="tool",
+            content=m["content"],
+            tool_call_id=m["tool_call_id"],
+            name=m["name"],
+            is_error=bool(m["is_error"]),
+        )
+    return Message(role="user", content=m["content"])
+
+
+def close_interrupted(history: list[Message]) -> list[Message]:
+    """Every assistant tool call answered right after its message, in call order.
+
+    A killed turn leaves calls without results; providers reject such a history, so
+    each gets the INTERRUPTED answer. Stored results are regrouped after their call.
+    """
+    out: list[Message] = []
+    answers = {m.tool_call_id: m for m in history if m.role == "tool"}
+    for message in history:
+        if message.role == "tool":
+            continue  # placed after its call below
+        out.append(message)
+        for call in message.tool_calls:
+            answer = answers.pop(call.id, None)
+            out.append(
+                answer
+                or Message(
+                    role="tool",
+                    content=INTERRUPTED,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=True,
+                )
+            )
+    return out

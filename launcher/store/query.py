@@ -1,0 +1,177 @@
+"""Reading the store: recent sessions, one conversation, search, usage totals, pruning.
+
+Stdlib only (`subagent log` must start fast); rows come back as plain dicts, the
+shapes CONTRACT.md lists under `subagent log --json`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from launcher.errors import UsageError
+
+LIST_COLUMNS = (
+    "id, agent, model, status, turns, input_tokens, output_tokens, tool_calls,"
+    " duration_s, started, ended, prompt"
+)
+
+
+def resolve_id(conn: sqlite3.Connection, ref: str) -> str:
+    """`last`, a full id, or a unique id prefix: the session id; UsageError otherwise."""
+    if ref == "last":
+        row = conn.execute(
+            "SELECT id FROM sessions ORDER BY started DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            raise UsageError("no stored sessions yet")
+        return str(row[0])
+    rows = conn.execute(
+        "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+        (ref, ref + "\uffff"),
+    ).fetchall()
+    exact = [r[0] for r in rows if r[0] == ref]
+    if exact:
+        return str(exact[0])
+    if len(rows) == 1:
+        return str(rows[0][0])
+    if not rows:
+        raise UsageError(f"no stored session {ref!r} (see `subagent log`)")
+    raise UsageError(f"session id {ref!r} is ambiguous; give more of it")
+
+
+def session_row(row: sqlite3.Row) -> dict[str, Any]:
+    """One `log --json` list entry."""
+    return {
+        "id": row["id"],
+        "agent": row["agent"],
+        "model": row["model"],
+        "status": row["status"],
+        "turns": row["turns"],
+        "input_tokens": row["input_tokens"],
+        "output_tokens": row["output_tokens"],
+        "tool_calls": row["tool_calls"],
+        "duration_s": row["duration_s"],
+        "started": row["started"],
+        "ended": row["ended"],
+        "prompt": row["prompt"] or "",
+    }
+
+
+def recent(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` sessions, newest first."""
+    rows = conn.execute(
+        f"SELECT {LIST_COLUMNS} FROM sessions ORDER BY started DESC, id DESC LIMIT ?", (limit,)
+    ).fetchall()
+    return [session_row(r) for r in rows]
+
+
+def search(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, Any]]:
+    """Sessions whose prompts, answers or tool results match `text` (FTS5), newest first.
+
+    Each row carries `match`: a snippet of the best-ranked matching message.
+    """
+    query = _fts_query(text)
+    if not query:
+        return []
+    hits = conn.execute(
+        "SELECT m.session AS session, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
+        " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        " WHERE messages_fts MATCH ? ORDER BY rank",
+        (query,),
+    ).fetchall()
+    snippets: dict[str, str] = {}
+    for hit in hits:
+        snippets.setdefault(hit["session"], hit["snip"])
+    if not snippets:
+        return []
+    marks = ", ".join("?" * len(snippets))
+    rows = conn.execute(
+        f"SELECT {LIST_COLUMNS} FROM sessions WHERE id IN ({marks})"
+        " ORDER BY started DESC, id DESC LIMIT ?",
+        (*snippets, limit),
+    ).fetchall()
+    return [{**session_row(r), "match": snippets[r["id"]]} for r in rows]
+
+
+def _fts_query(text: str) -> str:
+    """Each word quoted: the user's text is searched for, never parsed as FTS syntax."""
+    words = [w.replace('"', '""') for w in text.split()]
+    return " ".join(f'"{w}"' for w in words if w)
+
+
+def conversation(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
+    """One session with every message in order (`log ID --json`)."""
+    row = conn.execute(
+        f"SELECT {LIST_COLUMNS}, config_dir, workspace, result, error FROM sessions WHERE id=?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        raise UsageError(f"no stored session {session_id!r}")
+    out = session_row(row)
+    out.update(
+        config_dir=row["config_dir"],
+        workspace=row["workspace"],
+        result=row["result"] or "",
+        error=row["error"],
+        messages=[message_row(m) for m in messages(conn, session_id)],
+    )
+    return out
+
+
+def messages(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT turn, role, content, tool_calls, tool_call_id, name, is_error, ts"
+        " FROM messages WHERE session=? ORDER BY id",
+        (session_id,),
+    ).fetchall()
+
+
+def message_row(m: sqlite3.Row) -> dict[str, Any]:
+    """One message of `log ID --json`: fields by role, absent ones left out."""
+    out: dict[str, Any] = {"turn": m["turn"], "role": m["role"], "content": m["content"]}
+    if m["role"] == "assistant":
+        out["tool_calls"] = json.loads(m["tool_calls"]) if m["tool_calls"] else []
+    if m["role"] == "tool":
+        out.update(tool_call_id=m["tool_call_id"], name=m["name"], is_error=bool(m["is_error"]))
+    out["ts"] = m["ts"]
+    return out
+
+
+def usage_by_model(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Token and duration totals per model across every stored session (`log --usage`)."""
+    rows = conn.execute(
+        "SELECT coalesce(model, '') AS model, count(*) AS sessions, sum(turns) AS turns,"
+        " sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,"
+        " sum(tool_calls) AS tool_calls, round(sum(duration_s), 3) AS duration_s"
+        " FROM sessions GROUP BY model ORDER BY sum(input_tokens + output_tokens) DESC, model"
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = None) -> int:
+    """Delete sessions started more than `older_than_s` ago (their messages too); the count."""
+    cutoff = (time.time() if now is None else now) - older_than_s
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started < ?", (cutoff,))]
+        conn.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in ids])
+        conn.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in ids])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(ids)
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """`30d`, `12h`, `90m`, `2w`, `45s`: seconds; UsageError naming the value otherwise."""
+    value, unit = text[:-1], text[-1:].lower()
+    if unit not in DURATION_UNITS or not value.isdigit():
+        raise UsageError(f"--older-than {text!r}: expected a number and s, m, h, d or w (30d)")
+    return int(value) * DURATION_UNITS[unit]

@@ -1,0 +1,188 @@
+"""The store as an event sink: each session's rows, written as its events arrive.
+
+Rows are buffered and committed in one short transaction at each boundary (a prompt,
+the model's reply, a turn's end, the agent's end), so a SIGKILL loses at most the tool
+results of the turn in flight, and no write lock is held while tools run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from launcher.events import (
+    AgentEnd,
+    AgentStart,
+    AssistantMessage,
+    Event,
+    SessionEnd,
+    SessionStart,
+    ToolResultEvent,
+    TurnEnd,
+    UserMessage,
+)
+from launcher.store.db import connect
+
+Write = tuple[str, tuple[Any, ...]]
+
+
+class StoreSink:
+    """Writes one session's events to `logs.db`; never raises into the session."""
+
+    def __init__(self, home: Path, *, workspace: Path, config_dir: Path | None) -> None:
+        self.home = home
+        self.workspace = str(workspace)
+        self.config_dir = str(config_dir) if config_dir else None
+        self._conn: sqlite3.Connection | None = None
+        self._pending: list[Write] = []
+        self._session: str | None = None
+        self._base = {"input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "duration_s": 0.0}
+        self._broken = False
+        self._start: SessionStart | None = None
+
+    async def __call__(self, event: Event) -> None:
+        if self._broken:
+            return
+        try:
+            self._handle(event)
+        except sqlite3.Error:
+            # A broken store must not end the run: events.jsonl is still the raw record.
+            self._broken = True
+            self._close()
+
+    def _handle(self, event: Event) -> None:
+        handler = self._handlers().get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            SessionStart: self._on_session_start,
+            AgentStart: self._on_agent_start,
+            UserMessage: self._on_user,
+            AssistantMessage: self._on_assistant,
+            ToolResultEvent: self._on_tool_result,
+            TurnEnd: lambda e: self._flush(),
+            AgentEnd: self._on_agent_end,
+            SessionEnd: self._on_session_end,
+        }
+
+    def _on_session_start(self, e: SessionStart) -> None:
+        self._start = e
+
+    def _on_agent_start(self, e: AgentStart) -> None:
+        # Opened at the first agent run, so `tools`, `check` and `lock` sessions leave no row.
+        if self._conn is None:
+            self._open(e)
+        self._pending.append(("UPDATE sessions SET model=? WHERE id=?", (e.model, self._session)))
+
+    def _open(self, e: AgentStart) -> None:
+        start = self._start
+        if start is None:
+            return
+        self._conn = connect(self.home)
+        self._session = start.session_id
+        assert self._conn is not None
+        row = self._conn.execute(
+            "SELECT input_tokens, output_tokens, tool_calls, duration_s FROM sessions WHERE id=?",
+            (start.session_id,),
+        ).fetchone()
+        if row is not None:  # a resume in a new process continues the same record
+            self._base = dict(zip(self._base, tuple(row), strict=True))
+            self._pending.append(
+                ("UPDATE sessions SET status='running', ended=NULL WHERE id=?", (self._session,))
+            )
+        else:
+            self._pending.append(
+                (
+                    "INSERT INTO sessions(id, agent, config_dir, workspace, started, status)"
+                    " VALUES (?, ?, ?, ?, ?, 'running')",
+                    (self._session, start.agent, self.config_dir, self.workspace, start.ts),
+                )
+            )
+
+    def _on_user(self, e: UserMessage) -> None:
+        self._message(e.turn, "user", e.content, e.ts)
+        self._pending.append(
+            (
+                "UPDATE sessions SET prompt=? WHERE id=? AND prompt IS NULL",
+                (e.content, self._session),
+            )
+        )
+        self._flush()
+
+    def _on_assistant(self, e: AssistantMessage) -> None:
+        calls = json.dumps(e.tool_calls, ensure_ascii=False, default=str) if e.tool_calls else None
+        self._message(e.turn, "assistant", e.text, e.ts, tool_calls=calls)
+        self._pending.append(
+            ("UPDATE sessions SET turns=max(turns, ?) WHERE id=?", (e.turn, self._session))
+        )
+        self._flush()
+
+    def _on_tool_result(self, e: ToolResultEvent) -> None:
+        self._message(
+            e.turn, "tool", e.content, e.ts, tool_call_id=e.id, name=e.name, is_error=e.is_error
+        )
+
+    def _on_agent_end(self, e: AgentEnd) -> None:
+        usage = {k: e.usage.get(k, 0) for k in self._base}
+        total = {k: self._base[k] + usage[k] for k in self._base}
+        self._pending.append(
+            (
+                "UPDATE sessions SET status=?, result=?, error=?, input_tokens=?,"
+                " output_tokens=?, tool_calls=?, duration_s=?, usage=? WHERE id=?",
+                (
+                    e.status,
+                    e.result,
+                    e.error,
+                    total["input_tokens"],
+                    total["output_tokens"],
+                    total["tool_calls"],
+                    round(total["duration_s"], 3),
+                    json.dumps(e.usage),
+                    self._session,
+                ),
+            )
+        )
+        self._flush()
+
+    def _on_session_end(self, e: SessionEnd) -> None:
+        self._pending.append(
+            (
+                "UPDATE sessions SET ended=?, status=CASE WHEN status='running'"
+                " THEN ? ELSE status END, error=coalesce(error, ?) WHERE id=?",
+                (e.ts, "error" if e.error else "ended", e.error, self._session),
+            )
+        )
+        self._flush()
+        self._close()
+
+    def _message(self, turn: int, role: str, content: str, ts: float, **extra: Any) -> None:
+        cols = ["session", "turn", "role", "content", "ts", *extra]
+        values = (self._session, turn, role, content, ts, *extra.values())
+        marks = ", ".join("?" * len(cols))
+        self._pending.append((f"INSERT INTO messages({', '.join(cols)}) VALUES ({marks})", values))
+
+    def _flush(self) -> None:
+        if self._conn is None or not self._pending:
+            return
+        writes, self._pending = self._pending, []
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, args in writes:
+                self._conn.execute(sql, args)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
