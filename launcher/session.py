@@ -96,7 +96,7 @@ class Session:
         self.home = home or Path.home()
         self._delegate = delegate
         self.scope = ToolScope(agent, self.ext)
-        self.registry = ToolRegistry(gate=self._gate, order=list(self.servers))
+        self.registry = ToolRegistry(gate=self._gate)
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -307,16 +307,15 @@ class Session:
                 change = self.registry.set_server_tools(server, defs, self._caller_factory(conn))
             else:
                 change = self.registry.remove_server(server)
-            for part in (change, *change.others):
-                if not part.empty:
-                    await self.emit(
-                        ToolsChanged(
-                            source=part.source,
-                            added=list(part.added),
-                            removed=list(part.removed),
-                            changed=list(part.changed),
-                        )
+            if change.added or change.removed or change.changed:
+                await self.emit(
+                    ToolsChanged(
+                        source=server,
+                        added=list(change.added),
+                        removed=list(change.removed),
+                        changed=list(change.changed),
                     )
+                )
 
         return sink
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS
-from launcher.toolset.naming import MAX_NAME_LEN, exposed_name, plain_name
+from launcher.toolset.naming import exposed_name
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
 Gate = Callable[[ToolEntry], str | None]
@@ -34,8 +34,6 @@ class RegistryChange:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
-    others: list[RegistryChange] = field(default_factory=list)
-    """Renames this update forced on other sources (a name taken by config order)."""
 
     @property
     def empty(self) -> bool:
@@ -56,11 +54,8 @@ class _Taken:
 class ToolRegistry:
     """Live maps of every registered tool, admitted or rejected by the gate."""
 
-    def __init__(self, gate: Gate | None = None, order: Sequence[str] = ()) -> None:
+    def __init__(self, gate: Gate | None = None) -> None:
         self._gate = gate
-        # Config order: when two servers' tools reduce to one name, the earlier server
-        # gets the plain name whichever lists first, so names do not depend on timing.
-        self._rank = {server: i for i, server in enumerate(order)}
         self._local: dict[str, ToolEntry] = {}
         self._servers: dict[str, dict[str, ToolEntry]] = {}
         self._by_name: dict[str, ToolEntry] = {}
@@ -131,9 +126,7 @@ class ToolRegistry:
                 exposed = previous.name
                 change.changed.append(exposed)
             else:
-                exposed = self._claim_plain(server, name, change) or self._new_name(
-                    server, name, taken
-                )
+                exposed = self._new_name(server, name, taken)
                 change.added.append(exposed)
             taken.extra.add(exposed)
             new[name] = ToolEntry(
@@ -214,30 +207,7 @@ class ToolRegistry:
         self._remembered[(server, tool)] = name
         return name
 
-    def _claim_plain(self, server: str, tool: str, change: RegistryChange) -> str | None:
-        """The plain name for `server`'s new `tool` when a later-configured server holds it.
-
-        The holder is renamed (its change goes into `change.others`); otherwise None.
-        """
-        plain = plain_name(server, tool)
-        holder = self._by_name.get(plain)
-        if (
-            len(plain) > MAX_NAME_LEN
-            or holder is None
-            or holder.server is None
-            or holder.server == server
-            or self._rank_of(holder.server) <= self._rank_of(server)
-        ):
-            return None
-        renamed = self._rename_server_entry(holder, reserve=plain)
-        change.others.append(RegistryChange(holder.server, added=[renamed], removed=[plain]))
-        self._remembered[(server, tool)] = plain
-        return plain
-
-    def _rank_of(self, server: str) -> int:
-        return self._rank.get(server, len(self._rank))
-
-    def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> str:
+    def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> None:
         assert entry.server is not None
         taken = _Taken(self)
         taken.extra.add(reserve)
@@ -246,7 +216,6 @@ class ToolRegistry:
         del self._by_name[entry.name]
         self._by_name[renamed.name] = renamed
         self._servers[entry.server][entry.tool] = renamed
-        return renamed.name
 
     def _regate(self) -> None:
         self._reasons = {}

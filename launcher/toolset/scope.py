@@ -152,7 +152,7 @@ class ToolScope:
 
     def _disallowed_name(self, name: str) -> bool:
         return any(
-            s.kind == "all" or (s.kind in ("builtin", "name") and _glob_match(name, s.name or ""))
+            s.kind == "all" or (s.kind in ("builtin", "name") and fnmatchcase(name, s.name or ""))
             for s in self.spec.disallowed_tools
         )
 
@@ -185,7 +185,7 @@ class ToolScope:
 def _ext_matches(selector: Selector, entry: ToolEntry) -> bool:
     if selector.server != entry.server:
         return False
-    return selector.tool is None or _glob_match(entry.tool, selector.tool)
+    return selector.tool is None or fnmatchcase(entry.tool, selector.tool)
 
 
 def _selects(selector: Selector, entry: ToolEntry) -> bool:
@@ -194,51 +194,71 @@ def _selects(selector: Selector, entry: ToolEntry) -> bool:
     return selector.kind == "name" and _name_matches(selector.name or "", entry)
 
 
-def _glob_match(value: str, glob: str) -> bool:
-    """`glob` as a glob, and always as the literal text: a tool named `x[1]` is matched by
-    `x[1]` although fnmatch reads the brackets as a character class."""
-    return value == glob or fnmatchcase(value, glob)
-
-
-def _splits(glob: str) -> list[tuple[str, str]]:
-    """Every (server part, tool part) reading of a `SERVER__TOOL` selector.
-
-    `s__*` splits only as (`s`, `*`); `a__b__c` as (`a`, `b__c`) and (`a__b`, `c`).
-    """
-    out = []
-    start = glob.find(NAME_SEPARATOR)
-    while start > 0:
-        out.append((glob[:start], glob[start + len(NAME_SEPARATOR) :]))
-        start = glob.find(NAME_SEPARATOR, start + 1)
-    return out
-
-
 def _name_matches(glob: str, entry: ToolEntry) -> bool:
-    """A name selector names (server, tool) pairs: some split of it must match the server's
-    sanitized name and the tool's, each part as a glob or literally. Matching the joined
-    string instead would let `s__*` select server `s_` (`s___x`). The exposed name itself,
-    hashed or not, counts when given literally; a glob of only `*` matches every tool."""
-    if entry.name == glob or _matches_everything(glob):
+    """A name selector means the tool's `SERVER__TOOL`, even when collisions or length
+    gave it a hashed exposed name; both forms are matched."""
+    if fnmatchcase(entry.name, glob):
         return True
-    if entry.server is None:
-        return _glob_match(entry.name, glob)
-    if glob == plain_name(entry.server, entry.tool):
-        return True
-    server, tool = sanitize(entry.server), sanitize(entry.tool)
-    return any(
-        _glob_match(server, head) and _glob_match(tool, tail) for head, tail in _splits(glob)
-    )
+    return entry.server is not None and fnmatchcase(plain_name(entry.server, entry.tool), glob)
 
 
 def _could_select(selector: Selector, server: str) -> bool:
     if selector.kind == "ext":
         return selector.server == server
-    if selector.kind != "name":
-        return False
-    glob = selector.name or ""
-    name = sanitize(server)
-    return _matches_everything(glob) or any(_glob_match(name, head) for head, _ in _splits(glob))
+    prefix = sanitize(server) + NAME_SEPARATOR
+    return selector.kind == "name" and _glob_can_start_with(selector.name or "", prefix)
 
 
 def _matches_everything(glob: str | None) -> bool:
     return glob is None or (glob != "" and set(glob) == {"*"})
+
+
+def _glob_tokens(pattern: str) -> list[str]:
+    """Split an fnmatch glob into `*`, `?`, `[...]` classes and literal characters."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(pattern):
+        end = i + 1
+        if pattern[i] == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] == "!":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            j = pattern.find("]", j)
+            # fnmatch reads an unclosed `[` as a literal.
+            end = j + 1 if j != -1 else i + 1
+        tokens.append(pattern[i:end])
+        i = end
+    return tokens
+
+
+def _glob_can_start_with(pattern: str, prefix: str) -> bool:
+    """Whether some string beginning with `prefix` matches `pattern` (a small NFA)."""
+    tokens = _glob_tokens(pattern)
+
+    def closure(states: set[int]) -> set[int]:
+        result = set(states)
+        for i in sorted(states):
+            while i < len(tokens) and tokens[i] == "*":
+                i += 1
+                result.add(i)
+        return result
+
+    states = closure({0})
+    for char in prefix:
+        following: set[int] = set()
+        for i in states:
+            if i == len(tokens):
+                continue
+            token = tokens[i]
+            if token == "*":
+                following.add(i)
+            elif token == "?" or (len(token) > 1 and fnmatchcase(char, token)):
+                following.add(i + 1)
+            elif token == char:
+                following.add(i + 1)
+        states = closure(following)
+        if not states:
+            return False
+    return True
