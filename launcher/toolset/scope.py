@@ -152,7 +152,7 @@ class ToolScope:
 
     def _disallowed_name(self, name: str) -> bool:
         return any(
-            s.kind == "all" or (s.kind in ("builtin", "name") and fnmatchcase(name, s.name or ""))
+            s.kind == "all" or (s.kind in ("builtin", "name") and _matches(name, s.name or ""))
             for s in self.spec.disallowed_tools
         )
 
@@ -185,7 +185,7 @@ class ToolScope:
 def _ext_matches(selector: Selector, entry: ToolEntry) -> bool:
     if selector.server != entry.server:
         return False
-    return selector.tool is None or fnmatchcase(entry.tool, selector.tool)
+    return selector.tool is None or _matches(entry.tool, selector.tool)
 
 
 def _selects(selector: Selector, entry: ToolEntry) -> bool:
@@ -194,12 +194,21 @@ def _selects(selector: Selector, entry: ToolEntry) -> bool:
     return selector.kind == "name" and _name_matches(selector.name or "", entry)
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """`pattern` as an fnmatch glob, where spelling `name` exactly always counts too: a
+    tool may be called `x[1]`, which as a glob would match only `x1`."""
+    return name == pattern or fnmatchcase(name, pattern)
+
+
 def _name_matches(glob: str, entry: ToolEntry) -> bool:
-    """A name selector means the tool's `SERVER__TOOL`, even when collisions or length
-    gave it a hashed exposed name; both forms are matched."""
-    if fnmatchcase(entry.name, glob):
+    """A name selector means the tool's `SERVER__TOOL` (as configured or sanitized), even
+    when collisions or length gave it a hashed exposed name; every form is matched."""
+    if _matches(entry.name, glob):
         return True
-    return entry.server is not None and fnmatchcase(plain_name(entry.server, entry.tool), glob)
+    if entry.server is None:
+        return False
+    joined = f"{entry.server}{NAME_SEPARATOR}{entry.tool}"
+    return _matches(joined, glob) or fnmatchcase(plain_name(entry.server, entry.tool), glob)
 
 
 def _could_select(selector: Selector, server: str) -> bool:
