@@ -96,7 +96,9 @@ class Session:
         self.home = home or Path.home()
         self._delegate = delegate
         self.scope = ToolScope(agent, self.ext)
-        self.registry = ToolRegistry(gate=self._gate)
+        # Config order decides colliding names: every configured server, started or not,
+        # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
+        self.registry = ToolRegistry(gate=self._gate, order=tuple(self.servers))
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 

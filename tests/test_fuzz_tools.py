@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -81,9 +80,8 @@ def test_hostile_tool_lists_are_active_in_scope_or_muted(first: list, second: li
     _check(ToolScope(SCOPED), first, second)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15.2: a literal x[1] in disallowed_tools is a glob")
 def test_literal_disallowed_name_with_glob_characters_is_blocked() -> None:
-    # Found by the fuzzer above; the fix is issue 15.2's (scope matching), not this branch's.
+    # Found by the fuzzer above (issue 15.2): an exact literal match always counts.
     scope = ToolScope(LITERAL)
     registry = ToolRegistry(gate=scope.gate)
     registry.set_server_tools("s", [ToolDef("x[1]")], lambda _name: _call)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from launcher.toolset.naming import MAX_NAME_LEN, exposed_name, name_hash
+from launcher.toolset.naming import MAX_NAME_LEN, could_spell, exposed_name, name_hash
 
 SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -61,3 +61,19 @@ def test_taken_hashed_name_falls_back_to_a_longer_unique_name() -> None:
 def test_hash_is_fixed_across_runs() -> None:
     # sha256, not Python's per-process salted hash(): the same name in every run.
     assert name_hash("s", "a_b") == "8d47d403"
+
+
+def test_plain_name_an_earlier_server_could_spell_is_hashed() -> None:
+    # Issue 15.2: `a.b` comes before `a_b` in the config, so a_b__t is a.b's name.
+    assert exposed_name("a_b", "t", set(), earlier=["a.b"]) == f"a_b__t_{name_hash('a_b', 't')}"
+    assert exposed_name("a.b", "t", set(), earlier=[]) == "a_b__t"
+    # `s` could spell s___x (its tool `_x`); `s` itself and unrelated servers do not count.
+    assert exposed_name("s_", "x", set(), earlier=["s"]) != "s___x"
+    assert exposed_name("s", "_x", set(), earlier=["s", "gh"]) == "s___x"
+
+
+def test_could_spell_is_a_sanitized_prefix_match() -> None:
+    assert could_spell("a.b", "a_b__t")
+    assert could_spell("s", "s___x")
+    assert not could_spell("s_", "s__x")
+    assert not could_spell("github", "github_enterprise__t")

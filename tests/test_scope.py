@@ -335,7 +335,7 @@ def test_name_selector_selects_matching_exposed_names() -> None:
         ("S__*", ["S"]),
         ("?__x", ["S", "T", "U"]),
         ("[ST]__*", ["S", "T"]),
-        ("[!S]_*", ["T", "U"]),
+        ("[!S]__*", ["T", "U"]),
         ("*__read", ["S", "T", "U"]),
         ("X__*", []),
         ("S", []),

@@ -55,7 +55,12 @@ def parse_selectors(
 def parse_selector(
     text: str, *, path: Path | str | None, field: str, line: int | None = None
 ) -> Selector:
-    """Parse one selector entry (already stripped)."""
+    """Parse one selector entry (already stripped).
+
+    How TOOL globs and `SERVER__TOOL` names match is ToolScope's (toolset/scope.py): an
+    exact spelling always counts besides the glob, and a `SERVER__TOOL` is split at a
+    `__` into a server part and a tool part, never globbed as one string.
+    """
     lowered = text.lower()
     if lowered in ("*", "all"):
         return Selector(kind="all", raw=text)

@@ -2,14 +2,15 @@
 
 Model APIs take tool names matching `[A-Za-z0-9_-]{1,64}`. Reducing characters and
 truncating can make two tools collide, so a colliding or over-long name gets a short
-hash of its (server, tool) pair: stable across runs, unique in practice.
+hash of its (server, tool) pair: stable across runs, unique in practice. Across servers,
+a plain name belongs to the server earliest in config order that could spell it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 
 MAX_NAME_LEN = 64
 """The tool-name limit of the OpenAI and Anthropic APIs."""
@@ -40,13 +41,20 @@ def _with_suffix(base: str, suffix: str) -> str:
     return f"{base[: MAX_NAME_LEN - len(suffix) - 1]}_{suffix}"
 
 
-def exposed_name(server: str, tool: str, taken: Container[str]) -> str:
+def could_spell(server: str, name: str) -> bool:
+    """Whether some tool of `server` has `name` as its plain name (any tool name may come)."""
+    return name.startswith(sanitize(server) + NAME_SEPARATOR)
+
+
+def exposed_name(server: str, tool: str, taken: Container[str], earlier: Iterable[str] = ()) -> str:
     """The exposed name of `server`'s `tool`, avoiding every name in `taken`.
 
-    The plain name when it fits and is free, else a truncated name with a hash suffix.
+    The plain name when it fits, is free, and no server in `earlier` (those before
+    `server` in config order) could spell it; else a truncated name with a hash suffix.
     """
     base = plain_name(server, tool)
-    if len(base) <= MAX_NAME_LEN and base not in taken:
+    claimed = any(could_spell(other, base) for other in earlier if other != server)
+    if len(base) <= MAX_NAME_LEN and base not in taken and not claimed:
         return base
     digest = name_hash(server, tool, length=64)
     # Longer digests first, a counter last: a 64-bit clash is not expected, but the

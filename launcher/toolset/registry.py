@@ -5,6 +5,7 @@ by diff whenever the server lists its tools. Every update returns its change (th
 change mechanism: the session turns it into a `tools_changed` event). A gate (the
 scope's permanent exclusion) is re-applied to every entry on every change; rejected
 entries stay registered for reporting but are never returned by `get`/`entries`.
+Where names collide across servers, config order (not listing order) decides.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ class _Taken:
 class ToolRegistry:
     """Live maps of every registered tool, admitted or rejected by the gate."""
 
-    def __init__(self, gate: Gate | None = None) -> None:
+    def __init__(self, gate: Gate | None = None, order: Sequence[str] = ()) -> None:
+        """`order`: the configured servers in config (mcp.json) order; see `_new_name`."""
         self._gate = gate
+        self._order: dict[str, int] = {name: i for i, name in enumerate(dict.fromkeys(order))}
         self._local: dict[str, ToolEntry] = {}
         self._servers: dict[str, dict[str, ToolEntry]] = {}
         self._by_name: dict[str, ToolEntry] = {}
@@ -203,9 +206,23 @@ class ToolRegistry:
         remembered = self._remembered.get((server, tool))
         if remembered is not None and remembered not in taken:
             return remembered
-        name = exposed_name(server, tool, taken)
+        # Plain names are reserved up front by config order: a plain name that a server
+        # earlier in `order` could spell is never handed to a later one, even while the
+        # earlier server has not listed (it may list late, or by list_changed). The
+        # alternative, renaming the later holder when the earlier server arrives, would
+        # rebind a name a running turn offered to a different server's tool, and needs a
+        # change for a second source; reserving never renames, and the names depend only
+        # on the config and each server's own list, not on which server answered first.
+        # The price: a later server whose sanitized name aliases an earlier one (`a_b`
+        # after `a.b`) gets hashed names even for tools the earlier server never lists.
+        # A server outside `order` (direct users) comes after every server in it.
+        name = exposed_name(server, tool, taken, earlier=self._earlier(server))
         self._remembered[(server, tool)] = name
         return name
+
+    def _earlier(self, server: str) -> list[str]:
+        rank = self._order.get(server, len(self._order))
+        return [name for name, i in self._order.items() if i < rank]
 
     def _rename_server_entry(self, entry: ToolEntry, reserve: str) -> None:
         assert entry.server is not None

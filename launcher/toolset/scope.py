@@ -22,7 +22,7 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
-from launcher.toolset.naming import NAME_SEPARATOR, plain_name, sanitize
+from launcher.toolset.naming import NAME_SEPARATOR, sanitize
 from launcher.toolset.types import ToolEntry
 
 ISOLATED = "isolated"
@@ -152,7 +152,7 @@ class ToolScope:
 
     def _disallowed_name(self, name: str) -> bool:
         return any(
-            s.kind == "all" or (s.kind in ("builtin", "name") and fnmatchcase(name, s.name or ""))
+            s.kind == "all" or (s.kind in ("builtin", "name") and _matches(name, s.name or ""))
             for s in self.spec.disallowed_tools
         )
 
@@ -185,7 +185,7 @@ class ToolScope:
 def _ext_matches(selector: Selector, entry: ToolEntry) -> bool:
     if selector.server != entry.server:
         return False
-    return selector.tool is None or fnmatchcase(entry.tool, selector.tool)
+    return selector.tool is None or _matches(entry.tool, selector.tool)
 
 
 def _selects(selector: Selector, entry: ToolEntry) -> bool:
@@ -194,71 +194,55 @@ def _selects(selector: Selector, entry: ToolEntry) -> bool:
     return selector.kind == "name" and _name_matches(selector.name or "", entry)
 
 
-def _name_matches(glob: str, entry: ToolEntry) -> bool:
-    """A name selector means the tool's `SERVER__TOOL`, even when collisions or length
-    gave it a hashed exposed name; both forms are matched."""
-    if fnmatchcase(entry.name, glob):
+def _matches(name: str, pattern: str) -> bool:
+    """`pattern` as an fnmatch glob, where spelling `name` exactly always counts too: a
+    tool may be called `x[1]`, which as a glob would match only `x1`."""
+    return name == pattern or fnmatchcase(name, pattern)
+
+
+def _part_matches(name: str, pattern: str) -> bool:
+    """A server or tool name against its part of a name selector, as configured or
+    as it reads in exposed names (sanitized: `my.srv` is also `my_srv`)."""
+    return _matches(name, pattern) or _matches(sanitize(name), pattern)
+
+
+def _name_parts(pattern: str) -> list[tuple[str, str]]:
+    """Every (server part, tool part) of a name selector: split at each `__` in it."""
+    sep = NAME_SEPARATOR
+    return [
+        (pattern[:i], pattern[i + len(sep) :])
+        for i in range(len(pattern) - len(sep) + 1)
+        if pattern.startswith(sep, i)
+    ]
+
+
+def _name_matches(pattern: str, entry: ToolEntry) -> bool:
+    """Whether the name selector `pattern` (`SERVER__TOOL`, either part a glob) names `entry`.
+
+    It names a server tool when it is the tool's exposed name exactly, or when for some
+    `__` in `pattern` the text before it matches the server and the text after it the
+    tool (each raw or sanitized, exactly or as a glob). Never a glob over the joined
+    string: `s__*` is every tool of `s`, never `s_`'s tool `x` (exposed `s___x`). A
+    tool with a hashed exposed name is still named by its `SERVER__TOOL`. Where two
+    pairs spell the same text (`s___x`: `s`'s `_x` and `s_`'s `x`) it names both;
+    `ext:SERVER/TOOL` names one.
+    """
+    if entry.name == pattern:
         return True
-    return entry.server is not None and fnmatchcase(plain_name(entry.server, entry.tool), glob)
+    if entry.server is None:
+        return False
+    return any(
+        _part_matches(entry.server, server) and _part_matches(entry.tool, tool)
+        for server, tool in _name_parts(pattern)
+    )
 
 
 def _could_select(selector: Selector, server: str) -> bool:
     if selector.kind == "ext":
         return selector.server == server
-    prefix = sanitize(server) + NAME_SEPARATOR
-    return selector.kind == "name" and _glob_can_start_with(selector.name or "", prefix)
+    parts = _name_parts(selector.name or "")
+    return selector.kind == "name" and any(_part_matches(server, part) for part, _ in parts)
 
 
 def _matches_everything(glob: str | None) -> bool:
     return glob is None or (glob != "" and set(glob) == {"*"})
-
-
-def _glob_tokens(pattern: str) -> list[str]:
-    """Split an fnmatch glob into `*`, `?`, `[...]` classes and literal characters."""
-    tokens: list[str] = []
-    i = 0
-    while i < len(pattern):
-        end = i + 1
-        if pattern[i] == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] == "!":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            j = pattern.find("]", j)
-            # fnmatch reads an unclosed `[` as a literal.
-            end = j + 1 if j != -1 else i + 1
-        tokens.append(pattern[i:end])
-        i = end
-    return tokens
-
-
-def _glob_can_start_with(pattern: str, prefix: str) -> bool:
-    """Whether some string beginning with `prefix` matches `pattern` (a small NFA)."""
-    tokens = _glob_tokens(pattern)
-
-    def closure(states: set[int]) -> set[int]:
-        result = set(states)
-        for i in sorted(states):
-            while i < len(tokens) and tokens[i] == "*":
-                i += 1
-                result.add(i)
-        return result
-
-    states = closure({0})
-    for char in prefix:
-        following: set[int] = set()
-        for i in states:
-            if i == len(tokens):
-                continue
-            token = tokens[i]
-            if token == "*":
-                following.add(i)
-            elif token == "?" or (len(token) > 1 and fnmatchcase(char, token)):
-                following.add(i + 1)
-            elif token == char:
-                following.add(i + 1)
-        states = closure(following)
-        if not states:
-            return False
-    return True
