@@ -15,28 +15,40 @@ from launcher.events import (
     TurnStart,
 )
 
+_ERASE_LINE = "\r\x1b[2K"
 
-class ProgressLine:
-    """A one-line live status of servers while they connect (terminal only, on stderr)."""
+
+class LiveLine:
+    """One terminal line rewritten in place (on stderr); `clear()` erases it if shown."""
 
     def __init__(self, out: TextIO = sys.stderr) -> None:
         self.out = out
-        self.states: dict[str, tuple[str, int]] = {}
         self.shown = False
+
+    def show(self, line: str) -> None:
+        self.out.write(_ERASE_LINE + line)
+        self.out.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.out.write(_ERASE_LINE)
+            self.out.flush()
+            self.shown = False
+
+
+class ProgressLine(LiveLine):
+    """A one-line live status of servers while they connect (terminal only, on stderr)."""
+
+    def __init__(self, out: TextIO = sys.stderr) -> None:
+        super().__init__(out)
+        self.states: dict[str, tuple[str, int]] = {}
 
     async def __call__(self, event: Event) -> None:
         if isinstance(event, ServerState):
             self.states[event.server] = (event.state, event.tools)
             parts = [f"{name}: {state} ({n})" for name, (state, n) in self.states.items()]
-            self.out.write("\r\x1b[2K" + "  ".join(parts))
-            self.out.flush()
-            self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.out.write("\r\x1b[2K")
-            self.out.flush()
-            self.shown = False
+            self.show("  ".join(parts))
 
 
 def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
@@ -136,27 +148,14 @@ class SpawnRenderer:
             self.mid_line = False
 
 
-class BatchBar:
-    """`subagent batch`'s live line on a terminal: done / failed / running, rate, ETA."""
-
-    def __init__(self, out: TextIO = sys.stderr) -> None:
-        self.out = out
-        self.shown = False
+class BatchBar(LiveLine):
+    """`subagent batch`'s live line on a terminal: done / failed / running, rate."""
 
     def __call__(self, progress: Any) -> None:
-        rate = progress.rate()
-        line = (
+        self.show(
             f"done {progress.completed}  failed {progress.failed}  running {progress.running}"
-            f"  skipped {progress.skipped}  {rate:.2f}/s"
+            f"  skipped {progress.skipped}  {progress.rate():.2f}/s"
         )
-        self.out.write("\r\x1b[2K" + line)
-        self.out.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.out.write("\r\x1b[2K")
-            self.out.flush()
 
 
 def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
@@ -250,26 +249,14 @@ def print_usage(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
         )
 
 
-class CheckBar:
+class CheckBar(LiveLine):
     """`subagent check`'s live line on a terminal: done of total, failed, running."""
 
-    def __init__(self, out: TextIO = sys.stderr) -> None:
-        self.out = out
-        self.shown = False
-
     def __call__(self, progress: Any) -> None:
-        line = (
+        self.show(
             f"check: {progress.done}/{progress.total} done  failed {progress.failed}"
             f"  running {progress.running}"
         )
-        self.out.write("\r\x1b[2K" + line)
-        self.out.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.out.write("\r\x1b[2K")
-            self.out.flush()
 
 
 def print_check_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
