@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,23 +17,7 @@ from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolDef, ToolResult
 
-CLI_TIMEOUT_S = 30.0
-"""Upper bound for one CLI run here; a hang (a blocked FIFO read) fails instead of stalling."""
 DEEP = 5000
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SUBAGENT_CONFIG_DIR"}
-    env["HOME"] = str(cwd)
-    env["SUBAGENT_HOME"] = str(cwd / "state")
-    return subprocess.run(
-        [sys.executable, "-m", "launcher.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-    )
 
 
 def config_dir(tmp_path: Path) -> Path:
