@@ -1,0 +1,46 @@
+"""`agents` and `servers`: read the config, start nothing."""
+
+from __future__ import annotations
+
+import json
+
+from launcher.cli.options import (
+    ConfigDir,
+    JsonFlag,
+    exit_with,
+    load,
+)
+
+
+def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+    """List agents with their source file and resolved scope (starts no server)."""
+
+    def body() -> int:
+        from launcher.cli.render import print_agents
+        from launcher.cli.views import agent_rows
+
+        rows = agent_rows(load(config_dir))
+        if json_out:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_agents(rows)
+        return 0
+
+    exit_with(body)
+
+
+def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+    """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
+
+    def body() -> int:
+        from launcher.cli.render import print_servers
+        from launcher.cli.views import server_rows
+
+        rows = server_rows(load(config_dir))
+        if json_out:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_servers(rows)
+        return 0
+
+    exit_with(body)

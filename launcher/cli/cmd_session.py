@@ -1,0 +1,160 @@
+"""`tools`, `spawn` and `serve`: the commands that run sessions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from launcher.cli.options import (
+    ConfigDir,
+    ExtOpt,
+    JsonFlag,
+    NoLock,
+    Verbose,
+    Workspace,
+    check_settle,
+    exit_with,
+    load,
+)
+
+
+def tools(
+    agent: Annotated[str, typer.Argument(help="Agent name.")] = "general-purpose",
+    ext: ExtOpt = None,
+    settle: Annotated[
+        float,
+        typer.Option(callback=check_settle, help="Seconds to wait after the ready barrier."),
+    ] = 0.0,
+    json_out: JsonFlag = False,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+    verbose: Verbose = False,
+    no_lock: NoLock = False,
+) -> None:
+    """Start a session, wait for its servers, print the tool set, end the session."""
+
+    def body() -> int:
+        from launcher.cli.run import run_tools
+
+        config = load(config_dir, session=True)
+        return run_tools(
+            config,
+            agent,
+            ext=ext or [],
+            settle=settle,
+            json_out=json_out,
+            workspace=workspace or Path.cwd(),
+            verbose=verbose,
+            no_lock=no_lock,
+        )
+
+    exit_with(body, fast=True)
+
+
+def spawn(
+    args: Annotated[list[str], typer.Argument(help="[AGENT] PROMPT (PROMPT '-' reads stdin).")],
+    agent_opt: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
+    ext: ExtOpt = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="PROVIDER:MODEL or scripted:PATH.")
+    ] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1)] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Model API base URL.")] = None,
+    json_out: JsonFlag = False,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+    verbose: Verbose = False,
+    no_lock: NoLock = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
+    ] = None,
+) -> None:
+    """Run an agent on a prompt to its end."""
+
+    def body() -> int:
+        from launcher.cli.run import load_resume, run_spawn
+        from launcher.errors import UsageError
+
+        history = None
+        if resume is not None:
+            if len(args) != 1 or agent_opt is not None:
+                raise UsageError("--resume takes only the follow-up PROMPT (the agent is stored)")
+            history = load_resume(resume)
+        if history is not None:
+            agent, prompt = history.agent, args[0]
+        elif len(args) == 1:
+            agent, prompt = agent_opt or "general-purpose", args[0]
+        elif len(args) == 2 and agent_opt is None:
+            agent, prompt = args
+        else:
+            raise UsageError("expected [AGENT] PROMPT (or --agent NAME PROMPT)")
+        config_from = config_dir
+        if history is not None and config_from is None and history.config_dir:
+            config_from = Path(history.config_dir)
+        config = load(config_from, session=True)  # may re-exec: before stdin is read
+        if prompt == "-":
+            prompt = sys.stdin.read()
+        if not prompt.strip():
+            raise UsageError("the prompt is empty")
+        if workspace is None and history is not None and history.workspace:
+            workspace_dir = Path(history.workspace)
+        else:
+            workspace_dir = workspace or Path.cwd()
+        return run_spawn(
+            config,
+            agent,
+            prompt,
+            ext=ext or [],
+            model=model,
+            max_turns=max_turns,
+            base_url=base_url,
+            json_out=json_out,
+            workspace=workspace_dir,
+            verbose=verbose,
+            config_dir=config_from,
+            no_lock=no_lock,
+            history=history,
+        )
+
+    exit_with(body, fast=True)
+
+
+def serve(
+    model: Annotated[
+        str | None, typer.Option("--model", help="Default model for sub-agents.")
+    ] = None,
+    max_concurrent: Annotated[
+        int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
+    ] = 4,
+    config_dir: ConfigDir = None,
+    workspace: Workspace = None,
+    no_lock: NoLock = False,
+) -> None:
+    """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+
+    def body() -> int:
+        import anyio
+
+        from launcher.backend.server import serve as run_server
+        from launcher.state import state_home
+
+        # A broken config is reported now, not at the first spawn; loaded as the workers
+        # will load it (from the workspace), so the same `${VAR}`s are hidden.
+        load(config_dir, session=True, cwd=(workspace or Path.cwd()).resolve())
+        anyio.run(
+            lambda: run_server(
+                config_dir=config_dir.resolve() if config_dir else None,
+                workspace=(workspace or Path.cwd()).resolve(),
+                state_home=state_home(),
+                model=model,
+                max_concurrent=max_concurrent,
+                no_lock=no_lock,
+            )
+        )
+        return 0
+
+    exit_with(body, fast=True)
