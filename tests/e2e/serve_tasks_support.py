@@ -114,7 +114,11 @@ def serve_config(tmp_path: Path) -> Path:
 
 @asynccontextmanager
 async def serve_client(
-    tmp_path: Path, *, mode: str, extension: ClientExtension
+    tmp_path: Path,
+    *serve_args: str,
+    mode: str,
+    extension: ClientExtension,
+    message_handler: Any = None,
 ) -> AsyncIterator[Client]:
     """`subagent serve` as a subprocess, with an SDK client forced into `mode`."""
     config = serve_config(tmp_path)
@@ -122,7 +126,7 @@ async def serve_client(
     env.pop("SUBAGENT_CONFIG_DIR", None)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "launcher.cli", "serve", "--config-dir", str(config)],
+        args=["-m", "launcher.cli", "serve", "--config-dir", str(config), *serve_args],
         env=env,
         cwd=str(tmp_path),
     )
@@ -132,6 +136,7 @@ async def serve_client(
             read_timeout_seconds=LIMIT_S,
             mode=mode,  # type: ignore[arg-type]
             extensions=[extension],
+            message_handler=message_handler,
         ) as client:
             yield client
 
