@@ -83,11 +83,12 @@ class LegacyTasks:
             or params.get("name") not in TASK_TOOLS
         ):
             return await call_next(ctx)
-        call = types.CallToolRequestParams.model_validate(params, by_name=False)
         try:
+            call = types.CallToolRequestParams.model_validate(params, by_name=False)
             entry = self.spawn(dict(call.arguments or {}))
         except (SubagentError, KeyError, TypeError, ValueError):
-            # Bad arguments: the plain call reports them as an error result.
+            # Bad params or arguments: the plain call reports them (an error result or
+            # INVALID_PARAMS; pydantic's ValidationError is a ValueError).
             return await call_next(ctx)
         session = ctx.session
 

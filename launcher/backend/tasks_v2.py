@@ -32,7 +32,8 @@ from launcher.errors import SubagentError
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 LISTEN_BUFFER = 256
-"""Status changes queued per listen stream; past this the stream ends (the client re-listens)."""
+"""Status changes queued per listen stream; a stream this far behind misses changes (polling
+`tasks/get` still tells)."""
 
 
 class _WireNotification(BaseModel):
