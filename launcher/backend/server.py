@@ -241,8 +241,12 @@ async def serve(
     model: str | None,
     max_concurrent: int,
     no_lock: bool = False,
+    task_ttl_ms: int | None = None,
 ) -> None:
-    """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out."""
+    """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out.
+
+    `task_ttl_ms`: how long an ended task is kept when the host names no ttl.
+    """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     async with anyio.create_task_group() as tg:
         manager = SubagentManager(
@@ -257,7 +261,7 @@ async def serve(
         app = SubagentServer(manager, config_dir, workspace)
         options = install_tasks(
             app.server,
-            TaskStore(manager, tg),
+            TaskStore(manager, tg, default_ttl_ms=task_ttl_ms),
             app.start_spawn,
             app.server.create_initialization_options(),
         )

@@ -23,7 +23,8 @@ from mcp_types import INVALID_PARAMS
 from launcher.backend.pool import SubAgent, SubagentManager
 
 DEFAULT_TTL_MS = 3_600_000
-"""Retention when the host names none: an hour gives a host time to come back for a long run."""
+"""Retention when neither host nor `serve --task-ttl` names one: an hour gives a host time
+to come back for a long run."""
 MAX_TTL_MS = 86_400_000
 """The most serve keeps any task (a day), whatever the host asks: memory stays bounded."""
 POLL_INTERVAL_MS = 1_000
@@ -106,11 +107,11 @@ def run_result(entry: SubAgent) -> types.CallToolResult:
     )
 
 
-def clamp_ttl(requested_ms: int | None) -> int:
-    """The ttl serve grants: the host's wish, defaulted and capped (never unbounded)."""
+def clamp_ttl(requested_ms: int | None, default_ms: int = DEFAULT_TTL_MS) -> int:
+    """The ttl serve grants: the host's wish, else the default; capped (never unbounded)."""
     if requested_ms is None or requested_ms <= 0:
-        return DEFAULT_TTL_MS
-    return min(int(requested_ms), MAX_TTL_MS)
+        requested_ms = default_ms
+    return max(1, min(int(requested_ms), MAX_TTL_MS))
 
 
 def unknown_task(task_id: str) -> MCPError:
@@ -124,9 +125,16 @@ def unknown_task(task_id: str) -> MCPError:
 class TaskStore:
     """The tasks of one serve process; follows each run to notify its end and drop it later."""
 
-    def __init__(self, manager: SubagentManager, tg: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self,
+        manager: SubagentManager,
+        tg: anyio.abc.TaskGroup,
+        *,
+        default_ttl_ms: int | None = None,
+    ) -> None:
         self.manager = manager
         self._tg = tg
+        self.default_ttl_ms = default_ttl_ms or DEFAULT_TTL_MS
         self.records: dict[str, TaskRecord] = {}
         self._listeners: set[Notify] = set()
 
@@ -134,7 +142,8 @@ class TaskStore:
         self, entry: SubAgent, ttl_ms: int | None, notify: Notify | None = None
     ) -> TaskRecord:
         """Make `entry` a task; its ttl runs from now, but it is never dropped while running."""
-        record = TaskRecord(entry=entry, ttl_ms=clamp_ttl(ttl_ms), notify=notify)
+        granted = clamp_ttl(ttl_ms, self.default_ttl_ms)
+        record = TaskRecord(entry=entry, ttl_ms=granted, notify=notify)
         record.deadline = anyio.current_time() + record.ttl_ms / 1000
         self.records[entry.id] = record
         self._tg.start_soon(self._follow, record, name=f"task:{entry.id}")

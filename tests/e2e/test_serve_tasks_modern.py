@@ -115,3 +115,28 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             plain = await client.call_tool("get_subagent_result", {"agent_id": second.task_id})
             assert plain.structured_content is not None
             assert plain.structured_content["status"] == "completed"
+
+
+@pytest.mark.anyio
+async def test_an_ended_task_is_dropped_after_the_serve_ttl(tmp_path: Path) -> None:
+    extension = TaskObserver(TASKS, "notifications/tasks", StatusLog(), claim=True)
+    with anyio.fail_after(LIMIT_S):
+        # The extension lets the server choose the ttl: here `serve --task-ttl`.
+        async with serve_client(
+            tmp_path, "--task-ttl", "1", mode="2026-07-28", extension=extension
+        ) as client:
+            quick = {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
+            task = await client.session.call_tool("spawn_subagent", quick, allow_claimed=True)
+            assert isinstance(task, CreatedTask)
+            assert task.ttl_ms == 1_000
+            while True:  # poll as a host would, until the task is gone
+                try:
+                    got = await request(client, "tasks/get", {"taskId": task.task_id})
+                except MCPError as exc:
+                    assert "dropped after its ttl" in str(exc)
+                    break
+                assert got["status"] in ("working", "completed")
+                await anyio.sleep(0.1)
+            gone = await client.call_tool("get_subagent_result", {"agent_id": task.task_id})
+            assert gone.is_error
+            assert "expired" in gone.content[0].text
