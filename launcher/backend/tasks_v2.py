@@ -117,7 +117,10 @@ class TasksExtension(Extension):
         return task_v2(self.store.get(params.task_id))
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        await self.store.cancel(self.store.get(params.task_id))
+        """An empty ack; an ended task stays as it ended (this era answers no error for it)."""
+        record = self.store.get(params.task_id)
+        if not record.ended:
+            await self.store.cancel(record)
         return {}
 
     async def listen(

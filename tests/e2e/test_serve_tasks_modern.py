@@ -15,6 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -107,8 +108,17 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             assert (await request(client, "tasks/get", {"taskId": first.task_id}))[
                 "status"
             ] == "cancelled"
-            with pytest.raises(MCPError, match="has ended"):
-                await request(client, "tasks/cancel", {"taskId": first.task_id})
+            # An ended task: cancel is still acknowledged (empty) and changes nothing.
+            for ended in (first.task_id, second.task_id):
+                assert await request(client, "tasks/cancel", {"taskId": ended}) == {
+                    "resultType": "complete",
+                    "_meta": polled["_meta"],
+                }
+            got = await request(client, "tasks/get", {"taskId": second.task_id})
+            assert got["status"] == "completed"
+            with pytest.raises(MCPError, match="dropped after its ttl") as unknown:
+                await request(client, "tasks/cancel", {"taskId": "sa-00000000"})
+            assert unknown.value.code == INVALID_PARAMS
             # The extension has no tasks/list (that method is the 2025-11-25 era's).
             with pytest.raises(MCPError, match="Method not found"):
                 await request(client, "tasks/list", {})
