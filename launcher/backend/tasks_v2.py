@@ -20,7 +20,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
-from mcp_types import INVALID_REQUEST
+from mcp_types import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
@@ -82,6 +82,18 @@ def client_declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     return isinstance(declared, Mapping) and TASKS_EXTENSION in declared
 
 
+def missing_extension() -> MCPError:
+    """The error for asking task notifications without declaring the extension (SEP-2663)."""
+    data = types.MissingRequiredClientCapabilityErrorData(
+        required_capabilities=types.ClientCapabilities(extensions={TASKS_EXTENSION: {}})
+    )
+    return MCPError(
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"taskIds need the {TASKS_EXTENSION} extension declared in the request's capabilities",
+        data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
+
+
 class TasksExtension(Extension):
     """The server side of the tasks extension over a TaskStore."""
 
@@ -135,6 +147,8 @@ class TasksExtension(Extension):
         if stream_id is None:
             raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
         requested = (params.notifications.model_extra or {}).get("taskIds")
+        if requested is not None and not client_declared(ctx):
+            raise missing_extension()
         wanted = {str(t) for t in requested} if isinstance(requested, list) else set()
         meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: stream_id}
         send, recv = anyio.create_memory_object_stream[TaskRecord](LISTEN_BUFFER)

@@ -15,7 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -150,3 +150,24 @@ async def test_an_ended_task_is_dropped_after_the_serve_ttl(tmp_path: Path) -> N
             gone = await client.call_tool("get_subagent_result", {"agent_id": task.task_id})
             assert gone.is_error
             assert "expired" in gone.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_client_without_the_extension_gets_plain_results_and_no_task_stream(
+    tmp_path: Path,
+) -> None:
+    # Declares some other extension, not the tasks one.
+    other = TaskObserver("dev.subagent.test/other", "notifications/tasks", StatusLog(), claim=False)
+    with anyio.fail_after(LIMIT_S):
+        async with serve_client(tmp_path, mode="2026-07-28", extension=other) as client:
+            quick = {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
+            plain = await client.call_tool("spawn_subagent", quick)
+            assert isinstance(plain, types.CallToolResult)
+            assert plain.content[0].text == "done quick"
+            assert plain.structured_content is not None
+            agent_id = plain.structured_content["agent_id"]
+            listen = {"notifications": {"taskIds": [agent_id]}}
+            with pytest.raises(MCPError) as refused:
+                await request(client, "subscriptions/listen", listen)
+            assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+            assert refused.value.data["requiredCapabilities"] == {"extensions": {TASKS: {}}}
