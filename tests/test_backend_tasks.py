@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS
 
 from launcher.backend import pool
 from launcher.backend.pool import SubAgent, SubagentManager
@@ -19,7 +20,7 @@ from launcher.backend.tasks import (
     TaskStore,
     clamp_ttl,
 )
-from launcher.backend.tasks_v1 import status_v1
+from launcher.backend.tasks_v1 import status_v1, task_v1
 from launcher.backend.tasks_v2 import status_v2
 
 
@@ -121,3 +122,37 @@ def test_expired_ids_are_remembered_up_to_a_bound(
     for n in range(5):
         manager.forget(f"sa-{n}")
     assert list(manager.expired) == ["sa-2", "sa-3", "sa-4"]
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_stop_lands(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            manager = _manager(tg, tmp_path)
+            store = TaskStore(manager, tg)
+            entry = SubAgent(id="sa-race", agent="a", status="running")
+            manager.agents[entry.id] = entry
+            announced: list[str] = []
+            told = anyio.Event()
+
+            async def notify(record: TaskRecord) -> None:
+                announced.append(task_v1(record)["status"])
+                told.set()
+
+            async def final_answer_first(target: SubAgent) -> None:
+                # The worker's final answer arrives before the stop reaches it.
+                target.status, target.result = "completed", "done anyway"
+                target.done.set()
+
+            manager.stop = final_answer_first  # type: ignore[method-assign]
+            record = store.create(entry, None, notify)
+            await store.cancel(record)
+            assert task_v1(record)["status"] == "cancelled"
+            await told.wait()
+            assert announced == ["cancelled"]
+            with pytest.raises(MCPError, match="has ended") as again:
+                await store.cancel(record)
+            assert again.value.code == INVALID_PARAMS
+            tg.cancel_scope.cancel()

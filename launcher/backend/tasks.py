@@ -57,6 +57,9 @@ class TaskRecord:
     """anyio clock time after which the ended task may be dropped."""
     notify: Notify | None = None
     """The creating connection's notifier (the 2025-11-25 era's status notifications)."""
+    cancel_requested: bool = False
+    """Set by `tasks/cancel` before the stop: the 2025-11-25 era keeps such a task
+    `cancelled` even if the run finished while the stop was on its way."""
 
     @property
     def task_id(self) -> str:
@@ -179,6 +182,7 @@ class TaskStore:
                 INVALID_PARAMS,
                 f"cannot cancel task '{record.task_id}': it has ended ({record.entry.status})",
             )
+        record.cancel_requested = True
         await self.manager.stop(record.entry)
         await record.entry.done.wait()
 

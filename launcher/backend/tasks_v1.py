@@ -42,13 +42,18 @@ def status_v1(entry: SubAgent) -> str:
 
 
 def task_v1(record: TaskRecord) -> dict[str, Any]:
-    """The `Task` object of this era."""
-    return {
+    """The `Task` object of this era; a task cancelled by `tasks/cancel` stays `cancelled`."""
+    out = {
         **record.base(),
         "status": status_v1(record.entry),
         "ttl": record.ttl_ms,
         "pollInterval": POLL_INTERVAL_MS,
     }
+    if record.cancel_requested and record.ended:
+        # The run may have ended otherwise while the stop was on its way; the era
+        # requires `cancelled` once the cancel was accepted.
+        out.update(status="cancelled", statusMessage="cancelled by request")
+    return out
 
 
 def advertise(options: InitializationOptions) -> InitializationOptions:
