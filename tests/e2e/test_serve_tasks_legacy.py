@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -48,6 +49,10 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             assert tasks.requests.tools.call is not None
             spawn = next(t for t in (await client.list_tools()).tools if t.name == "spawn_subagent")
             assert spawn.execution is not None and spawn.execution.task_support == "optional"
+            # A tool without taskSupport may not run as a task: -32601, and it does not run.
+            with pytest.raises(MCPError) as refused:
+                await legacy_task_call(client, "stop_subagent", {"agent_id": "sa-x"}, TTL_MS)
+            assert refused.value.code == METHOD_NOT_FOUND
 
             script = f"scripted:{tmp_path / 'quick.yaml'}"
             quick = {"prompt": "go", "ext": ["lazy"], "model": script}
@@ -87,8 +92,9 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             assert_all_gone([server_pid], tmp_path / "nothing")
             assert workers(tmp_path) == []
             await log.wait_for(long_id, "cancelled")
-            with pytest.raises(MCPError, match="has ended"):
+            with pytest.raises(MCPError, match="has ended") as ended:
                 await request(client, "tasks/cancel", {"taskId": long_id})
+            assert ended.value.code == INVALID_PARAMS
             listed = await request(client, "tasks/list", {})
             statuses = {t["taskId"]: t["status"] for t in listed["tasks"]}
             assert statuses == {task_id: "completed", long_id: "cancelled"}
