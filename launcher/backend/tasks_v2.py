@@ -43,6 +43,13 @@ class _WireNotification(BaseModel):
     params: dict[str, Any]
 
 
+class UpdateTaskParams(types.RequestParams):
+    """`tasks/update` params (the SDK has no type for this extension method)."""
+
+    task_id: str
+    input_responses: dict[str, Any] | None = None
+
+
 def status_v2(entry: SubAgent) -> str:
     """This era's status: an `error` run is a completed call with an isError result
     (`failed` is for protocol faults, which a finished run is not)."""
@@ -107,6 +114,7 @@ class TasksExtension(Extension):
         return (
             MethodBinding("tasks/get", types.GetTaskRequestParams, self.get),
             MethodBinding("tasks/cancel", types.CancelTaskRequestParams, self.cancel),
+            MethodBinding("tasks/update", UpdateTaskParams, self.update),
         )
 
     async def intercept_tool_call(
@@ -133,6 +141,12 @@ class TasksExtension(Extension):
         record = self.store.get(params.task_id)
         if not record.ended:
             await self.store.cancel(record)
+        return {}
+
+    async def update(self, ctx: Any, params: UpdateTaskParams) -> dict[str, Any]:
+        """An empty ack for a known task: a sub-agent never asks the host for input, so
+        no response is outstanding and the extension says to ignore them."""
+        self.store.get(params.task_id)
         return {}
 
     async def listen(

@@ -95,6 +95,10 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             with pytest.raises(MCPError, match="has ended") as ended:
                 await request(client, "tasks/cancel", {"taskId": long_id})
             assert ended.value.code == INVALID_PARAMS
+            # tasks/update is the 2026-07-28 extension's; this era has none.
+            with pytest.raises(MCPError) as no_update:
+                await request(client, "tasks/update", {"taskId": long_id})
+            assert no_update.value.code == METHOD_NOT_FOUND
             listed = await request(client, "tasks/list", {})
             statuses = {t["taskId"]: t["status"] for t in listed["tasks"]}
             assert statuses == {task_id: "completed", long_id: "cancelled"}

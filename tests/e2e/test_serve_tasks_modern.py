@@ -108,6 +108,15 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             assert (await request(client, "tasks/get", {"taskId": first.task_id}))[
                 "status"
             ] == "cancelled"
+            # serve never asks for input: tasks/update is an empty ack that changes nothing.
+            update = {"taskId": second.task_id, "inputResponses": {"k": {"action": "accept"}}}
+            assert (await request(client, "tasks/update", update))["resultType"] == "complete"
+            assert (await request(client, "tasks/get", {"taskId": second.task_id}))[
+                "status"
+            ] == "completed"
+            with pytest.raises(MCPError) as unknown_update:
+                await request(client, "tasks/update", {"taskId": "sa-00000000"})
+            assert unknown_update.value.code == INVALID_PARAMS
             # An ended task: cancel is still acknowledged (empty) and changes nothing.
             for ended in (first.task_id, second.task_id):
                 assert await request(client, "tasks/cancel", {"taskId": ended}) == {
