@@ -12,6 +12,7 @@ from mcp_types import INVALID_PARAMS
 
 from launcher.backend import pool
 from launcher.backend.pool import SubAgent, SubagentManager
+from launcher.backend.protocol import Job
 from launcher.backend.tasks import (
     DEFAULT_TTL_MS,
     LIST_PAGE_SIZE,
@@ -155,4 +156,45 @@ async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_
             with pytest.raises(MCPError, match="has ended") as again:
                 await store.cancel(record)
             assert again.value.code == INVALID_PARAMS
+            tg.cancel_scope.cancel()
+
+
+class _InstantWorkers(SubagentManager):
+    """Workers that answer at once: the manager's retention is under test, not the worker."""
+
+    async def _drive(self, entry: SubAgent, job: Job) -> None:
+        entry.status, entry.result = "completed", f"answer of {entry.id}"
+
+
+@pytest.mark.anyio
+async def test_ended_plain_subagents_are_kept_up_to_a_bound_and_tasks_by_their_ttl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool, "KEEP_ENDED", 2)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            manager = _InstantWorkers(
+                tg,
+                config_dir=None,
+                workspace=tmp_path,
+                state_home=tmp_path,
+                default_model=None,
+                max_concurrent=1,
+            )
+            store = TaskStore(manager, tg)
+
+            def spawn() -> SubAgent:
+                return manager.spawn("go", agent="a", ext=[], model=None, max_turns=None)
+
+            task = spawn()
+            store.create(task, None)
+            plain = [spawn() for _ in range(4)]
+            for entry in (task, *plain):
+                await entry.done.wait()
+            # The two oldest plain runs are dropped (and known as expired); the rest stay.
+            assert [e.id for e in plain if manager.get(e.id) is e] == [e.id for e in plain[2:]]
+            assert [e.id for e in plain if e.id in manager.expired] == [e.id for e in plain[:2]]
+            # A task is kept by its ttl (an hour here), whatever the plain runs' bound.
+            assert manager.get(task.id) is task
+            assert store.get(task.id).entry is task
             tg.cancel_scope.cancel()

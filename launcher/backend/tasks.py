@@ -145,6 +145,7 @@ class TaskStore:
         self, entry: SubAgent, ttl_ms: int | None, notify: Notify | None = None
     ) -> TaskRecord:
         """Make `entry` a task; its ttl runs from now, but it is never dropped while running."""
+        entry.task = True  # its ttl, not the plain runs' bound, decides when it is dropped
         granted = clamp_ttl(ttl_ms, self.default_ttl_ms)
         record = TaskRecord(entry=entry, ttl_ms=granted, notify=notify)
         record.deadline = anyio.current_time() + record.ttl_ms / 1000
