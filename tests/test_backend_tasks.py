@@ -110,8 +110,10 @@ async def test_list_pages_and_rejects_a_foreign_cursor(tmp_path: Path) -> None:
         assert len(first) == LIST_PAGE_SIZE and cursor is not None
         rest, end = store.page(cursor)
         assert [r.task_id for r in rest] == [f"sa-{LIST_PAGE_SIZE}"] and end is None
-        with pytest.raises(MCPError, match="invalid cursor"):
-            store.page("not-ours")
+        for foreign in ("not-ours", "-1", "+5", " 5"):
+            with pytest.raises(MCPError, match="invalid cursor") as bad:
+                store.page(foreign)
+            assert bad.value.code == INVALID_PARAMS
         tg.cancel_scope.cancel()
 
 

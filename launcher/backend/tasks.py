@@ -162,10 +162,10 @@ class TaskStore:
 
     def page(self, cursor: str | None) -> tuple[list[TaskRecord], str | None]:
         """One `tasks/list` page, oldest first; the cursor is an offset serve wrote."""
-        try:
-            start = int(cursor) if cursor else 0
-        except ValueError:
-            raise MCPError(INVALID_PARAMS, f"invalid cursor '{cursor}'") from None
+        if cursor and not cursor.isdigit():
+            # Not an offset serve wrote (int() would also take "-1", slicing from the end).
+            raise MCPError(INVALID_PARAMS, f"invalid cursor '{cursor}'")
+        start = int(cursor) if cursor else 0
         ordered = sorted(self.records.values(), key=lambda r: r.created)
         chunk = ordered[start : start + LIST_PAGE_SIZE]
         more = start + LIST_PAGE_SIZE < len(ordered)
