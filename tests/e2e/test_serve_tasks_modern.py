@@ -15,7 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
-from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -128,9 +128,11 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             with pytest.raises(MCPError, match="dropped after its ttl") as unknown:
                 await request(client, "tasks/cancel", {"taskId": "sa-00000000"})
             assert unknown.value.code == INVALID_PARAMS
-            # The extension has no tasks/list (that method is the 2025-11-25 era's).
-            with pytest.raises(MCPError, match="Method not found"):
-                await request(client, "tasks/list", {})
+            # The extension has no tasks/list or tasks/result (the 2025-11-25 era's): -32601.
+            for method in ("tasks/list", "tasks/result"):
+                with pytest.raises(MCPError, match="Method not found") as missing:
+                    await request(client, method, {"taskId": second.task_id})
+                assert missing.value.code == METHOD_NOT_FOUND
             plain = await client.call_tool("get_subagent_result", {"agent_id": second.task_id})
             assert plain.structured_content is not None
             assert plain.structured_content["status"] == "completed"
