@@ -8,9 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS
 
 from launcher.backend import pool
 from launcher.backend.pool import SubAgent, SubagentManager
+from launcher.backend.protocol import Job
 from launcher.backend.tasks import (
     DEFAULT_TTL_MS,
     LIST_PAGE_SIZE,
@@ -19,7 +21,7 @@ from launcher.backend.tasks import (
     TaskStore,
     clamp_ttl,
 )
-from launcher.backend.tasks_v1 import status_v1
+from launcher.backend.tasks_v1 import status_v1, task_v1
 from launcher.backend.tasks_v2 import status_v2
 
 
@@ -108,8 +110,10 @@ async def test_list_pages_and_rejects_a_foreign_cursor(tmp_path: Path) -> None:
         assert len(first) == LIST_PAGE_SIZE and cursor is not None
         rest, end = store.page(cursor)
         assert [r.task_id for r in rest] == [f"sa-{LIST_PAGE_SIZE}"] and end is None
-        with pytest.raises(MCPError, match="invalid cursor"):
-            store.page("not-ours")
+        for foreign in ("not-ours", "-1", "+5", " 5"):
+            with pytest.raises(MCPError, match="invalid cursor") as bad:
+                store.page(foreign)
+            assert bad.value.code == INVALID_PARAMS
         tg.cancel_scope.cancel()
 
 
@@ -121,3 +125,78 @@ def test_expired_ids_are_remembered_up_to_a_bound(
     for n in range(5):
         manager.forget(f"sa-{n}")
     assert list(manager.expired) == ["sa-2", "sa-3", "sa-4"]
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_stop_lands(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            manager = _manager(tg, tmp_path)
+            store = TaskStore(manager, tg)
+            entry = SubAgent(id="sa-race", agent="a", status="running")
+            manager.agents[entry.id] = entry
+            announced: list[str] = []
+            told = anyio.Event()
+
+            async def notify(record: TaskRecord) -> None:
+                announced.append(task_v1(record)["status"])
+                told.set()
+
+            async def final_answer_first(target: SubAgent) -> None:
+                # The worker's final answer arrives before the stop reaches it.
+                target.status, target.result = "completed", "done anyway"
+                target.done.set()
+
+            manager.stop = final_answer_first  # type: ignore[method-assign]
+            record = store.create(entry, None, notify)
+            await store.cancel(record)
+            assert task_v1(record)["status"] == "cancelled"
+            await told.wait()
+            assert announced == ["cancelled"]
+            with pytest.raises(MCPError, match="has ended") as again:
+                await store.cancel(record)
+            assert again.value.code == INVALID_PARAMS
+            tg.cancel_scope.cancel()
+
+
+class _InstantWorkers(SubagentManager):
+    """Workers that answer at once: the manager's retention is under test, not the worker."""
+
+    async def _drive(self, entry: SubAgent, job: Job) -> None:
+        entry.status, entry.result = "completed", f"answer of {entry.id}"
+
+
+@pytest.mark.anyio
+async def test_ended_plain_subagents_are_kept_up_to_a_bound_and_tasks_by_their_ttl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool, "KEEP_ENDED", 2)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            manager = _InstantWorkers(
+                tg,
+                config_dir=None,
+                workspace=tmp_path,
+                state_home=tmp_path,
+                default_model=None,
+                max_concurrent=1,
+            )
+            store = TaskStore(manager, tg)
+
+            def spawn() -> SubAgent:
+                return manager.spawn("go", agent="a", ext=[], model=None, max_turns=None)
+
+            task = spawn()
+            store.create(task, None)
+            plain = [spawn() for _ in range(4)]
+            for entry in (task, *plain):
+                await entry.done.wait()
+            # The two oldest plain runs are dropped (and known as expired); the rest stay.
+            assert [e.id for e in plain if manager.get(e.id) is e] == [e.id for e in plain[2:]]
+            assert [e.id for e in plain if e.id in manager.expired] == [e.id for e in plain[:2]]
+            # A task is kept by its ttl (an hour here), whatever the plain runs' bound.
+            assert manager.get(task.id) is task
+            assert store.get(task.id).entry is task
+            tg.cancel_scope.cancel()

@@ -12,7 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,10 @@ WORKER_LADDER = Ladder(eof_grace_s=STOP_GRACE_S, term_grace_s=KILL_WAIT_S, sweep
 """A worker ends its own session on stdin EOF; only a stuck one meets TERM and KILL."""
 EXPIRED_MEMORY = 4096
 """How many dropped ids serve still recognises, to say "expired" rather than "unknown"."""
+KEEP_ENDED = 1024
+"""Ended sub-agents that are not tasks whose results serve keeps for get_subagent_result;
+the oldest beyond it are dropped, so a long-lived serve's memory stays bounded (a task is
+kept for its ttl instead)."""
 KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 """A worker that did not stop in time: straight to TERM, then KILL (its watchdog ends
 its servers)."""
@@ -52,6 +56,8 @@ class SubAgent(RunState):
     stop_requested: bool = False
     watchers: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
     """Called with each worker event after it is folded in (must not block)."""
+    task: bool = False
+    """Owned by an MCP task: dropped after the task's ttl, not by KEEP_ENDED."""
 
     def snapshot(self) -> dict[str, Any]:
         """The structured result: agent_id, status, result, usage, turns (and error)."""
@@ -91,6 +97,8 @@ class SubagentManager:
         self.agents: dict[str, SubAgent] = {}
         self.expired: OrderedDict[str, None] = OrderedDict()
         """Ids dropped after their ttl (bounded: only the latest EXPIRED_MEMORY)."""
+        self._ended: deque[str] = deque()
+        """Ended sub-agents that are not tasks, oldest first (at most KEEP_ENDED)."""
 
     def spawn(
         self,
@@ -122,7 +130,7 @@ class SubagentManager:
         return self.agents.get(agent_id)
 
     def forget(self, agent_id: str) -> None:
-        """Drop an ended sub-agent and its result (a task whose ttl has passed)."""
+        """Drop an ended sub-agent and its result (a task past its ttl, or beyond KEEP_ENDED)."""
         self.agents.pop(agent_id, None)
         self.expired[agent_id] = None
         while len(self.expired) > EXPIRED_MEMORY:
@@ -180,6 +188,15 @@ class SubagentManager:
                     entry.status = "error"
                     entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
+            self._retire(entry)
+
+    def _retire(self, entry: SubAgent) -> None:
+        """Keep an ended plain sub-agent's result; drop the oldest beyond KEEP_ENDED."""
+        if entry.task:
+            return
+        self._ended.append(entry.id)
+        while len(self._ended) > KEEP_ENDED:
+            self.forget(self._ended.popleft())
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
         await drive_worker(entry, job, log_path=self._logs / f"{entry.id}.log")

@@ -140,8 +140,8 @@ class SubagentServer:
         entry = self.manager.get(agent_id)
         if entry is None and agent_id in self.manager.expired:
             raise ValueError(
-                f"sub-agent '{agent_id}' has expired: it ended and its task's ttl has passed, "
-                "so its result is gone"
+                f"sub-agent '{agent_id}' has expired: it ended and serve no longer keeps its "
+                "result (its task's ttl passed, or many later runs ended since)"
             )
         if entry is None:
             raise ValueError(f"no sub-agent with agent_id '{agent_id}'")

@@ -57,6 +57,9 @@ class TaskRecord:
     """anyio clock time after which the ended task may be dropped."""
     notify: Notify | None = None
     """The creating connection's notifier (the 2025-11-25 era's status notifications)."""
+    cancel_requested: bool = False
+    """Set by `tasks/cancel` before the stop: the 2025-11-25 era keeps such a task
+    `cancelled` even if the run finished while the stop was on its way."""
 
     @property
     def task_id(self) -> str:
@@ -142,6 +145,7 @@ class TaskStore:
         self, entry: SubAgent, ttl_ms: int | None, notify: Notify | None = None
     ) -> TaskRecord:
         """Make `entry` a task; its ttl runs from now, but it is never dropped while running."""
+        entry.task = True  # its ttl, not the plain runs' bound, decides when it is dropped
         granted = clamp_ttl(ttl_ms, self.default_ttl_ms)
         record = TaskRecord(entry=entry, ttl_ms=granted, notify=notify)
         record.deadline = anyio.current_time() + record.ttl_ms / 1000
@@ -158,10 +162,10 @@ class TaskStore:
 
     def page(self, cursor: str | None) -> tuple[list[TaskRecord], str | None]:
         """One `tasks/list` page, oldest first; the cursor is an offset serve wrote."""
-        try:
-            start = int(cursor) if cursor else 0
-        except ValueError:
-            raise MCPError(INVALID_PARAMS, f"invalid cursor '{cursor}'") from None
+        if cursor and not cursor.isdigit():
+            # Not an offset serve wrote (int() would also take "-1", slicing from the end).
+            raise MCPError(INVALID_PARAMS, f"invalid cursor '{cursor}'")
+        start = int(cursor) if cursor else 0
         ordered = sorted(self.records.values(), key=lambda r: r.created)
         chunk = ordered[start : start + LIST_PAGE_SIZE]
         more = start + LIST_PAGE_SIZE < len(ordered)
@@ -179,6 +183,7 @@ class TaskStore:
                 INVALID_PARAMS,
                 f"cannot cancel task '{record.task_id}': it has ended ({record.entry.status})",
             )
+        record.cancel_requested = True
         await self.manager.stop(record.entry)
         await record.entry.done.wait()
 

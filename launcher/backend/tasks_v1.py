@@ -14,6 +14,8 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.backend.pool import SubAgent
@@ -42,13 +44,18 @@ def status_v1(entry: SubAgent) -> str:
 
 
 def task_v1(record: TaskRecord) -> dict[str, Any]:
-    """The `Task` object of this era."""
-    return {
+    """The `Task` object of this era; a task cancelled by `tasks/cancel` stays `cancelled`."""
+    out = {
         **record.base(),
         "status": status_v1(record.entry),
         "ttl": record.ttl_ms,
         "pollInterval": POLL_INTERVAL_MS,
     }
+    if record.cancel_requested and record.ended:
+        # The run may have ended otherwise while the stop was on its way; the era
+        # requires `cancelled` once the cancel was accepted.
+        out.update(status="cancelled", statusMessage="cancelled by request")
+    return out
 
 
 def advertise(options: InitializationOptions) -> InitializationOptions:
@@ -80,9 +87,15 @@ class LegacyTasks:
             ctx.method != "tools/call"
             or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             or not isinstance(params.get("task"), dict)
-            or params.get("name") not in TASK_TOOLS
         ):
             return await call_next(ctx)
+        if params.get("name") not in TASK_TOOLS:
+            # No execution.taskSupport means forbidden: the era asks for -32601 rather
+            # than a plain result the host did not ask for.
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"tool '{params.get('name')}' cannot run as a task (it declares no taskSupport)",
+            )
         try:
             call = types.CallToolRequestParams.model_validate(params, by_name=False)
             entry = self.spawn(dict(call.arguments or {}))

@@ -20,7 +20,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
-from mcp_types import INVALID_REQUEST
+from mcp_types import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
@@ -41,6 +41,13 @@ class _WireNotification(BaseModel):
 
     method: str
     params: dict[str, Any]
+
+
+class UpdateTaskParams(types.RequestParams):
+    """`tasks/update` params (the SDK has no type for this extension method)."""
+
+    task_id: str
+    input_responses: dict[str, Any] | None = None
 
 
 def status_v2(entry: SubAgent) -> str:
@@ -82,6 +89,18 @@ def client_declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     return isinstance(declared, Mapping) and TASKS_EXTENSION in declared
 
 
+def missing_extension() -> MCPError:
+    """The error for asking task notifications without declaring the extension (SEP-2663)."""
+    data = types.MissingRequiredClientCapabilityErrorData(
+        required_capabilities=types.ClientCapabilities(extensions={TASKS_EXTENSION: {}})
+    )
+    return MCPError(
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"taskIds need the {TASKS_EXTENSION} extension declared in the request's capabilities",
+        data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
+
+
 class TasksExtension(Extension):
     """The server side of the tasks extension over a TaskStore."""
 
@@ -95,6 +114,7 @@ class TasksExtension(Extension):
         return (
             MethodBinding("tasks/get", types.GetTaskRequestParams, self.get),
             MethodBinding("tasks/cancel", types.CancelTaskRequestParams, self.cancel),
+            MethodBinding("tasks/update", UpdateTaskParams, self.update),
         )
 
     async def intercept_tool_call(
@@ -117,7 +137,16 @@ class TasksExtension(Extension):
         return task_v2(self.store.get(params.task_id))
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        await self.store.cancel(self.store.get(params.task_id))
+        """An empty ack; an ended task stays as it ended (this era answers no error for it)."""
+        record = self.store.get(params.task_id)
+        if not record.ended:
+            await self.store.cancel(record)
+        return {}
+
+    async def update(self, ctx: Any, params: UpdateTaskParams) -> dict[str, Any]:
+        """An empty ack for a known task: a sub-agent never asks the host for input, so
+        no response is outstanding and the extension says to ignore them."""
+        self.store.get(params.task_id)
         return {}
 
     async def listen(
@@ -132,6 +161,8 @@ class TasksExtension(Extension):
         if stream_id is None:
             raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
         requested = (params.notifications.model_extra or {}).get("taskIds")
+        if requested is not None and not client_declared(ctx):
+            raise missing_extension()
         wanted = {str(t) for t in requested} if isinstance(requested, list) else set()
         meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: stream_id}
         send, recv = anyio.create_memory_object_stream[TaskRecord](LISTEN_BUFFER)

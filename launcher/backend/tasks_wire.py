@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from launcher.backend.tasks import TaskStore
 from launcher.backend.tasks_v1 import LegacyTasks, Spawn, advertise
-from launcher.backend.tasks_v2 import TasksExtension
+from launcher.backend.tasks_v2 import TasksExtension, UpdateTaskParams
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
@@ -49,6 +49,7 @@ def install_tasks(
         "tasks/cancel": (types.CancelTaskRequestParams, legacy.cancel),
         "tasks/result": (types.GetTaskPayloadRequestParams, legacy.result),
         "tasks/list": (types.PaginatedRequestParams, legacy.list),
+        "tasks/update": (UpdateTaskParams, None),  # the extension's only
     }
     for method, (params_type, legacy_handler) in methods.items():
         handler = _by_era(method, legacy=legacy_handler, modern=modern.get(method))

@@ -7,11 +7,18 @@ the sub-agent (the task id is its agent_id), and an ended task is dropped after 
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -21,6 +28,7 @@ from tests.e2e.serve_tasks_support import (
     legacy_task_call,
     request,
     serve_client,
+    serve_config,
 )
 from tests.e2e.test_serve import workers
 
@@ -48,6 +56,10 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             assert tasks.requests.tools.call is not None
             spawn = next(t for t in (await client.list_tools()).tools if t.name == "spawn_subagent")
             assert spawn.execution is not None and spawn.execution.task_support == "optional"
+            # A tool without taskSupport may not run as a task: -32601, and it does not run.
+            with pytest.raises(MCPError) as refused:
+                await legacy_task_call(client, "stop_subagent", {"agent_id": "sa-x"}, TTL_MS)
+            assert refused.value.code == METHOD_NOT_FOUND
 
             script = f"scripted:{tmp_path / 'quick.yaml'}"
             quick = {"prompt": "go", "ext": ["lazy"], "model": script}
@@ -87,8 +99,13 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             assert_all_gone([server_pid], tmp_path / "nothing")
             assert workers(tmp_path) == []
             await log.wait_for(long_id, "cancelled")
-            with pytest.raises(MCPError, match="has ended"):
+            with pytest.raises(MCPError, match="has ended") as ended:
                 await request(client, "tasks/cancel", {"taskId": long_id})
+            assert ended.value.code == INVALID_PARAMS
+            # tasks/update is the 2026-07-28 extension's; this era has none.
+            with pytest.raises(MCPError) as no_update:
+                await request(client, "tasks/update", {"taskId": long_id})
+            assert no_update.value.code == METHOD_NOT_FOUND
             listed = await request(client, "tasks/list", {})
             statuses = {t["taskId"]: t["status"] for t in listed["tasks"]}
             assert statuses == {task_id: "completed", long_id: "cancelled"}
@@ -122,3 +139,64 @@ async def test_an_ended_task_is_dropped_after_its_ttl(tmp_path: Path) -> None:
             assert "expired" in gone.content[0].text
             still = await request(client, "tasks/get", {"taskId": kept["taskId"]})
             assert still["status"] == "completed"
+
+
+class _Wire:
+    """Newline-delimited JSON-RPC over a process's pipes: the host side, by hand, so the
+    test decides exactly when the host goes away (an SDK client would signal serve itself)."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin = process.stdin
+        self.stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.stdin.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        """The response to `request_id` (notifications before it are skipped)."""
+        while True:
+            line = await self.stdout.receive_until(b"\n", 1 << 20)
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return dict(message)
+
+
+@pytest.mark.anyio
+async def test_host_leaving_mid_task_ends_serve_worker_and_servers(tmp_path: Path) -> None:
+    config = serve_config(tmp_path)
+    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
+    env.pop("SUBAGENT_CONFIG_DIR", None)
+    command = [sys.executable, "-m", "launcher.cli", "serve", "--config-dir", str(config)]
+    # Longer than LIMIT_S: only the host's leaving can end this run within the test.
+    (tmp_path / "forever.yaml").write_text("steps:\n  - sleep: 600\n    say: never\n")
+    long = {"prompt": "go", "ext": ["lazy"], "model": f"scripted:{tmp_path / 'forever.yaml'}"}
+    with anyio.fail_after(LIMIT_S), (tmp_path / "serve.err").open("w") as errlog:
+        process = await anyio.open_process(command, env=env, cwd=tmp_path, stderr=errlog)
+        try:
+            wire = _Wire(process)
+            hello = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "host", "version": "0"},
+            }
+            await wire.send({"id": 1, "method": "initialize", "params": hello})
+            assert (await wire.answer(1))["result"]["capabilities"]["tasks"]
+            await wire.send({"method": "notifications/initialized"})
+            call = {"name": "spawn_subagent", "arguments": long, "task": {"ttl": TTL_MS}}
+            await wire.send({"id": 2, "method": "tools/call", "params": call})
+            task_id = (await wire.answer(2))["result"]["task"]["taskId"]
+            # The host waits on the result, then goes away while the run is mid-way.
+            await wire.send({"id": 3, "method": "tasks/result", "params": {"taskId": task_id}})
+            assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 30)
+            server_pid = read_pid(tmp_path / "lazy.pid")
+            assert wait_until(lambda: is_alive(server_pid), 5)
+            [worker_pid] = workers(tmp_path)
+            await wire.stdin.aclose()
+            # serve ends by itself (nobody signals it) and leaves nothing behind.
+            assert await process.wait() == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()
+    assert_all_gone([server_pid, worker_pid], tmp_path / "nothing")

@@ -15,6 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
 from tests.e2e.serve_tasks_support import (
@@ -107,11 +108,31 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             assert (await request(client, "tasks/get", {"taskId": first.task_id}))[
                 "status"
             ] == "cancelled"
-            with pytest.raises(MCPError, match="has ended"):
-                await request(client, "tasks/cancel", {"taskId": first.task_id})
-            # The extension has no tasks/list (that method is the 2025-11-25 era's).
-            with pytest.raises(MCPError, match="Method not found"):
-                await request(client, "tasks/list", {})
+            # serve never asks for input: tasks/update is an empty ack that changes nothing.
+            update = {"taskId": second.task_id, "inputResponses": {"k": {"action": "accept"}}}
+            assert (await request(client, "tasks/update", update))["resultType"] == "complete"
+            assert (await request(client, "tasks/get", {"taskId": second.task_id}))[
+                "status"
+            ] == "completed"
+            with pytest.raises(MCPError) as unknown_update:
+                await request(client, "tasks/update", {"taskId": "sa-00000000"})
+            assert unknown_update.value.code == INVALID_PARAMS
+            # An ended task: cancel is still acknowledged (empty) and changes nothing.
+            for ended in (first.task_id, second.task_id):
+                assert await request(client, "tasks/cancel", {"taskId": ended}) == {
+                    "resultType": "complete",
+                    "_meta": polled["_meta"],
+                }
+            got = await request(client, "tasks/get", {"taskId": second.task_id})
+            assert got["status"] == "completed"
+            with pytest.raises(MCPError, match="dropped after its ttl") as unknown:
+                await request(client, "tasks/cancel", {"taskId": "sa-00000000"})
+            assert unknown.value.code == INVALID_PARAMS
+            # The extension has no tasks/list or tasks/result (the 2025-11-25 era's): -32601.
+            for method in ("tasks/list", "tasks/result"):
+                with pytest.raises(MCPError, match="Method not found") as missing:
+                    await request(client, method, {"taskId": second.task_id})
+                assert missing.value.code == METHOD_NOT_FOUND
             plain = await client.call_tool("get_subagent_result", {"agent_id": second.task_id})
             assert plain.structured_content is not None
             assert plain.structured_content["status"] == "completed"
@@ -140,3 +161,24 @@ async def test_an_ended_task_is_dropped_after_the_serve_ttl(tmp_path: Path) -> N
             gone = await client.call_tool("get_subagent_result", {"agent_id": task.task_id})
             assert gone.is_error
             assert "expired" in gone.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_client_without_the_extension_gets_plain_results_and_no_task_stream(
+    tmp_path: Path,
+) -> None:
+    # Declares some other extension, not the tasks one.
+    other = TaskObserver("dev.subagent.test/other", "notifications/tasks", StatusLog(), claim=False)
+    with anyio.fail_after(LIMIT_S):
+        async with serve_client(tmp_path, mode="2026-07-28", extension=other) as client:
+            quick = {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
+            plain = await client.call_tool("spawn_subagent", quick)
+            assert isinstance(plain, types.CallToolResult)
+            assert plain.content[0].text == "done quick"
+            assert plain.structured_content is not None
+            agent_id = plain.structured_content["agent_id"]
+            listen = {"notifications": {"taskIds": [agent_id]}}
+            with pytest.raises(MCPError) as refused:
+                await request(client, "subscriptions/listen", listen)
+            assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+            assert refused.value.data["requiredCapabilities"] == {"extensions": {TASKS: {}}}
