@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -50,8 +51,8 @@ def lazy_config(tmp_path: Path) -> Path:
     return write_config(tmp_path / "cfg", {"lazy": stub("lazy", *args)})
 
 
-def start_serve(tmp_path: Path, config: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
+def start_serve(tmp_path: Path, config: Path, **extra: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state"), **extra}
     env.pop("SUBAGENT_CONFIG_DIR", None)
     return subprocess.Popen(
         [sys.executable, "-m", "launcher.cli", "serve", "--config-dir", str(config)],
@@ -97,6 +98,25 @@ def test_a_spare_lives_only_while_serve_does(tmp_path: Path, ending: str) -> Non
             serve.wait()
     assert_all_gone([spare], tmp_path)
     assert not (tmp_path / "lazy.started").exists()
+
+
+def test_a_waiting_spare_holds_no_secret_in_its_environment_block(tmp_path: Path) -> None:
+    key = f"sk-test-SECRET-{secrets.token_hex(8)}"
+    serve = start_serve(tmp_path, lazy_config(tmp_path), OPENAI_API_KEY=key)
+    try:
+        spare = one_ready_spare(serve.pid)
+        try:
+            block = Path(f"/proc/{spare}/environ").read_bytes()
+        except PermissionError:
+            # Not root: the spare is non-dumpable, so no process of the user reads it.
+            assert os.geteuid() != 0
+        else:
+            assert b"SUBAGENT_HOME=" in block  # the block was read, and it is the spare's
+            assert key.encode() not in block
+    finally:
+        serve.kill()
+        serve.wait()
+    assert wait_until(lambda: not is_alive(spare), GONE_S)
 
 
 @pytest.mark.anyio
