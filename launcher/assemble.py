@@ -6,6 +6,7 @@ session is scoped, recorded and run the same way.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -18,6 +19,8 @@ from launcher.events import EventBus
 from launcher.state import state_home
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
     from launcher.agent import AgentLoop
@@ -95,6 +98,15 @@ def assemble_session(
     return session
 
 
+@functools.cache
+def model_tls_context() -> ssl.SSLContext:
+    """The trust store model clients verify with, loaded once a process: loading it costs
+    ~70 ms, which a spare worker pays while it waits instead of in the spawn."""
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
 def model_http_client() -> httpx.AsyncClient:
     """The HTTP client every model of a run shares."""
     import httpx
@@ -105,7 +117,7 @@ def model_http_client() -> httpx.AsyncClient:
         write=MODEL_HTTP_WRITE_S,
         pool=MODEL_HTTP_CONNECT_S,
     )
-    return httpx.AsyncClient(timeout=timeout)
+    return httpx.AsyncClient(timeout=timeout, verify=model_tls_context())
 
 
 async def run_agent(

@@ -8,10 +8,7 @@ keep status, result, usage and turns; steering and stopping go down the worker's
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
-import subprocess
-import sys
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,9 +20,8 @@ import anyio.abc
 
 from launcher.backend import protocol
 from launcher.backend.protocol import FINAL, Job, RunState
-from launcher.procs.group import Ladder, spawn_group, stop_group
-from launcher.procs.hidden import child_handover
-from launcher.state import private_dir, private_opener
+from launcher.backend.spare import SparePool, start_worker
+from launcher.procs.group import Ladder, stop_group
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -99,6 +95,9 @@ class SubagentManager:
         """Ids dropped after their ttl (bounded: only the latest EXPIRED_MEMORY)."""
         self._ended: deque[str] = deque()
         """Ended sub-agents that are not tasks, oldest first (at most KEEP_ENDED)."""
+        # Workers started ahead of the next spawn; the task ends them when serve ends.
+        self._spares = SparePool(workspace=workspace, log_dir=self._logs)
+        tg.start_soon(self._spares.run, name="spare workers")
 
     def spawn(
         self,
@@ -199,58 +198,49 @@ class SubagentManager:
             self.forget(self._ended.popleft())
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
-        await drive_worker(entry, job, log_path=self._logs / f"{entry.id}.log")
+        log_path = self._logs / f"{entry.id}.log"
+        await drive_worker(entry, job, log_path=log_path, spares=self._spares)
 
 
-async def drive_worker(entry: SubAgent, job: Job, *, log_path: Path) -> None:
+async def drive_worker(
+    entry: SubAgent, job: Job, *, log_path: Path, spares: SparePool | None = None
+) -> None:
     """Run `job` in a worker process, folding its events into `entry`; the worker always ends.
 
-    What was queued for `entry` before the worker existed is sent right after the job.
+    The worker is a spare from `spares` when one fits, else started now. What was queued
+    for `entry` before the worker existed is sent right after the job.
     """
-    private_dir(log_path.parent)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-    with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
-        # The worker's environment block holds no secret (the model's shell could read
-        # it); they reach it over a descriptor it reads at start (procs/hidden.py).
-        env, handover = child_handover()
-        try:
-            # Its own group: a signal meant for serve's group must not cut a worker's
-            # shutdown short; serve ends its workers itself.
-            process = await spawn_group(
-                # -P: the user's workspace (the cwd) must not shadow our own packages.
-                [sys.executable, "-P", "-m", "launcher.backend.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errlog,
-                cwd=job.workspace,
-                env=env,
-                pass_fds=(handover,),
-            )
-        finally:
-            os.close(handover)
-        try:
-            assert process.stdin is not None and process.stdout is not None
-            # The job, then what was queued before the worker existed, in order; only
-            # then may steer/stop write to the worker directly.
-            queued = [job.to_line(), *(protocol.encode(m) for m in entry.pending)]
-            entry.pending.clear()
-            await process.stdin.send(b"".join(queued))
-            entry.process = process
-            late, entry.pending = entry.pending, []  # queued while the job was written
-            if late:
-                await process.stdin.send(b"".join(protocol.encode(m) for m in late))
-            buffer = b""
-            async for chunk in process.stdout:
-                buffer += chunk
-                *complete, buffer = buffer.split(b"\n")
-                for raw in complete:
-                    event = protocol.decode(raw)
-                    if event is not None:
-                        entry.observe(event)
-                        for watch in entry.watchers:
-                            watch(event)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stop_group(process, WORKER_LADDER)
-            if entry.status not in FINAL:
-                entry.error = f"worker exited unexpectedly (status {process.returncode})"
+    spare = spares.take(job.workspace) if spares is not None else None
+    if spare is not None:
+        process = spare.process
+        spare.adopt_log(log_path)
+    else:
+        process = await start_worker(job.workspace, log_path)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        # The job, then what was queued before the worker existed, in order; only
+        # then may steer/stop write to the worker directly.
+        queued = [job.to_line(), *(protocol.encode(m) for m in entry.pending)]
+        entry.pending.clear()
+        await process.stdin.send(b"".join(queued))
+        entry.process = process
+        late, entry.pending = entry.pending, []  # queued while the job was written
+        if late:
+            await process.stdin.send(b"".join(protocol.encode(m) for m in late))
+        buffer = b""
+        async for chunk in process.stdout:
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            for raw in complete:
+                event = protocol.decode(raw)
+                if event is not None:
+                    entry.observe(event)
+                    for watch in entry.watchers:
+                        watch(event)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stop_group(process, WORKER_LADDER)
+        if spare is not None:
+            spare.merge_log()
+        if entry.status not in FINAL:
+            entry.error = f"worker exited unexpectedly (status {process.returncode})"

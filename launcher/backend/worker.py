@@ -8,6 +8,7 @@ gone: the agent stops and the session closes, so the worker's servers never outl
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -18,6 +19,29 @@ import anyio
 from launcher.backend import protocol
 from launcher.backend.protocol import Job
 from launcher.events import AgentEnd, Event, EventBus, SessionEnd, jsonl_sink
+
+PRELOAD = (
+    "anyio._backends._asyncio",
+    "httpcore",  # the model client's transport
+    "importlib.readers",
+    "importlib.resources.readers",  # the built-in agents are package files
+    "zipfile",
+    "launcher.assemble",
+    "launcher.config.discovery",
+    "launcher.backend.nested",
+    "launcher.models.factory",
+    "launcher.agent",
+    "launcher.session",
+    "launcher.store.sink",
+    "launcher.tools",
+    "launcher.tools.delegate",
+    "launcher.procs.watchdog",
+    "launcher.bridge.connection",
+)
+"""What a session imports on its way (the MCP SDK with the bridge): a spare imports it
+while it waits, so a spawn it serves does not."""
+PR_SET_NAME = 15
+PR_GET_NAME = 16
 
 
 class Control:
@@ -117,14 +141,52 @@ def _emit_line(event: Event) -> None:
         sys.stdout.flush()
 
 
+def _preload() -> None:
+    """A spare's wait: import what the session will, and load the model client's trust store."""
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):  # the job itself then reports what is missing
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):  # the same failure then meets the job's own call
+        from launcher.assemble import model_tls_context
+
+        model_tls_context()
+
+
+def _set_name(name: str) -> str:
+    """Linux: set this process's name (/proc/PID/comm); returns the one it had.
+
+    prctl, not a write to /proc/self/comm: a non-dumpable process does not own that file.
+    """
+    if not sys.platform.startswith("linux"):
+        return name
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        before = ctypes.create_string_buffer(16)
+        prctl(PR_GET_NAME, before, 0, 0, 0)
+        prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+    except (OSError, AttributeError):
+        return name
+    return before.value.decode(errors="replace")
+
+
 def main() -> None:
-    """Entry point: the job is the first stdin line."""
+    """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it)."""
+    from launcher.backend.spare import SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
+    spare = SPARE_FLAG in sys.argv[1:]
+    if spare:
+        name = _set_name(WARMING_NAME)
+        _preload()
+        _set_name(SPARE_NAME)
     first = sys.stdin.readline()
     if not first:
         os._exit(2)
+    if spare:
+        _set_name(name)  # a taken spare looks like any worker
     try:
         job = Job.from_json(first)
         job.workspace = str(Path(job.workspace).resolve())

@@ -86,6 +86,7 @@ def batch(
             address=address,
             num_cpus=num_cpus,
             max_retries=max_retries,
+            jobs=jobs,
         )
         return run_batch_command(
             tasks,

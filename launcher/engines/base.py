@@ -97,6 +97,8 @@ class EngineOptions:
     address: str | None = None
     num_cpus: float = 1.0
     max_retries: int = 1
+    jobs: int = 1
+    """Tasks at once (`--jobs`); the local engine keeps as many workers started ahead."""
 
 
 def engine_factory(name: str) -> Callable[[EngineOptions], Engine]:

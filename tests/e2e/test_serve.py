@@ -25,6 +25,7 @@ from tests.e2e.conftest import (
     read_pid,
     wait_until,
 )
+from tests.e2e.spare_support import is_spare
 from tests.e2e.spawn_support import stub, write_config
 
 pytestmark = pytest.mark.e2e
@@ -69,11 +70,13 @@ async def serve(tmp_path: Path, *extra: str) -> AsyncIterator[Client]:
 
 
 def workers(tmp_path: Path) -> list[int]:
-    """Live worker processes of this test's serve (found by its SUBAGENT_HOME)."""
+    """Live sub-agent workers of this test's serve (found by its SUBAGENT_HOME); the spare
+    waiting for the next spawn is not one (spare_support.py checks it)."""
     return [
         pid
         for pid in processes_mentioning(str(tmp_path / "state"))
         if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        and not is_spare(pid)
     ]
 
 
@@ -171,11 +174,13 @@ async def test_background_steer_adds_a_turn_and_stop_ends_worker_and_servers(
                 await client.call_tool("get_subagent_result", {"agent_id": long_id})
             )
             assert running["status"] == "running"
-            assert len(workers(tmp_path)) == 1
+            # A spare just started may not have named itself yet: wait for that, not for
+            # the worker.
+            assert wait_until(lambda: len(workers(tmp_path)) == 1, 10)
             stopped = await client.call_tool("stop_subagent", {"agent_id": long_id})
             assert structured(stopped)["status"] == "stopped"
             assert_all_gone([server_pid], tmp_path / "nothing")
-            assert workers(tmp_path) == []
+            assert wait_until(lambda: workers(tmp_path) == [], 10)
 
 
 @pytest.mark.anyio
@@ -211,7 +216,7 @@ async def test_stop_while_servers_start_returns_stopped_without_waiting_for_star
             info = structured(stopped)
             assert info["status"] == "stopped"
             assert info["turns"] == 0  # no turn ran, so no tool call either
-            assert workers(tmp_path) == []
+            assert wait_until(lambda: workers(tmp_path) == [], 10)
 
 
 @pytest.mark.anyio

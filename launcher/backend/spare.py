@@ -1,0 +1,186 @@
+"""Starting serve's worker processes, and the spare kept started ahead of the next spawn.
+
+A worker's start-up (an interpreter and the session's imports, ~0.3 s of CPU) used to be
+paid by every spawn. A spare is a worker already started that way — environment block
+scrubbed of secrets, its own process group, stderr to a private log — that has done its
+imports and waits for its Job on stdin. A spawn takes it (the Job is the first line it
+reads, as for a fresh worker) and the pool starts the next one in the background.
+
+A spare starts no MCP server (servers start only at its session start, after the Job)
+and has no child. It ends on stdin EOF, so however its driver ends — cancelled, killed
+— it never outlives it; the pool's owner task ends the ones still waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from launcher.procs.group import Ladder, spawn_group, stop_group
+from launcher.procs.hidden import child_handover
+from launcher.state import private_dir, private_opener
+
+SPARE_COUNT = 1
+"""Spares kept waiting. One hides the whole start-up of a spawn that comes a moment after
+the last (a host's next tool call follows a model turn); each spare holds an interpreter
+(~40 MiB) for as long as serve runs, and back-to-back spawns outrun any few spares anyway:
+each still needs its own ~0.4 s of start-up CPU, on the same cores."""
+SPARE_FLAG = "--spare"
+"""The worker's argument: preload the session's modules before reading the Job."""
+WARMING_NAME = "subagent-warmup"
+"""A spare's process name (/proc/PID/comm, `ps -o comm`) while it imports."""
+SPARE_NAME = "subagent-spare"
+"""A spare's process name once it waits for its Job; a taken spare gets its own back."""
+SPARE_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=2.0, sweep_s=0.3)
+"""A waiting spare holds no session and no child: SIGTERM at once (it has no handler),
+SIGKILL if it does not go within two seconds."""
+WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
+"""-P: the user's workspace (the worker's cwd) must not shadow our own packages."""
+
+
+async def start_worker(
+    workspace: str | Path, log_path: Path, *, spare: bool = False
+) -> anyio.abc.Process:
+    """Start a worker in `workspace`, stderr appended to `log_path`; its stdin waits for the Job."""
+    private_dir(log_path.parent)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
+        # The worker's environment block holds no secret (the model's shell could read
+        # it); they reach it over a descriptor it reads at start (procs/hidden.py).
+        env, handover = child_handover()
+        try:
+            # Its own group: a signal meant for serve's group must not cut a worker's
+            # shutdown short; serve ends its workers itself.
+            return await spawn_group(
+                [*WORKER_ARGV, *([SPARE_FLAG] if spare else [])],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+                cwd=workspace,
+                env=env,
+                pass_fds=(handover,),
+            )
+        finally:
+            os.close(handover)
+
+
+@dataclass
+class Spare:
+    """A started worker waiting for its Job, and the log its stderr goes to."""
+
+    process: anyio.abc.Process
+    log_path: Path
+    cwd: tuple[int, int]
+    """(st_dev, st_ino) of the directory it was started in: its workspace."""
+    moved_to: Path | None = field(default=None, init=False)
+
+    def adopt_log(self, log_path: Path) -> None:
+        """Its stderr becomes the sub-agent's log: renamed now, or appended at the end
+        (`merge_log`) when that log already exists (a re-run batch task's)."""
+        if not log_path.exists():
+            with contextlib.suppress(OSError):
+                os.replace(self.log_path, log_path)
+                self.log_path = log_path
+        self.moved_to = log_path
+
+    def merge_log(self) -> None:
+        """After the worker ended: append what it wrote to its adopted log, if not renamed."""
+        target = self.moved_to
+        if target is None or target == self.log_path:
+            return
+        with contextlib.suppress(OSError):
+            data = self.log_path.read_bytes()
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            with os.fdopen(private_opener(str(target), flags), "ab") as out:
+                out.write(data)
+            self.log_path.unlink()
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+class SparePool:
+    """Keeps `count` spare workers started in `workspace`; `run` is its one owner task."""
+
+    def __init__(self, *, workspace: Path, log_dir: Path, count: int = SPARE_COUNT) -> None:
+        self._workspace = workspace
+        self._log_dir = log_dir
+        self._count = count
+        self._ready: list[Spare] = []
+        self._retired: list[Spare] = []
+        self._wanted = anyio.Event()
+
+    @property
+    def pids(self) -> list[int]:
+        """The waiting spares' pids."""
+        return [s.process.pid for s in self._ready]
+
+    def take(self, workspace: str | Path) -> Spare | None:
+        """A waiting spare started in `workspace` (None: start a fresh worker); the owner
+        task then starts the next one."""
+        here = _identity(workspace)
+        spare = None
+        while self._ready and spare is None:
+            candidate = self._ready.pop(0)
+            if candidate.process.returncode is None and candidate.cwd == here:
+                spare = candidate
+            else:  # it died, or its directory is not this job's (gone, or another)
+                self._retired.append(candidate)
+        self._wanted.set()
+        return spare
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Keep the pool full until cancelled, then end every spare still waiting; started
+        once the first spares are."""
+        try:
+            await self._fill()
+            task_status.started()
+            while True:
+                await self._wanted.wait()
+                self._wanted = anyio.Event()
+                await self._fill()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._stop(self._ready + self._retired)
+                self._ready.clear()
+                self._retired.clear()
+
+    async def _fill(self) -> None:
+        retired, self._retired = self._retired, []
+        await self._stop(retired)
+        while len(self._ready) < self._count:
+            here = _identity(self._workspace)
+            if here is None:
+                return  # the workspace is gone: spawns start fresh and report it
+            log_path = self._log_dir / f"spare-{secrets.token_hex(4)}.log"
+            try:
+                # Shielded: a process started while the owner is cancelled must be recorded.
+                with anyio.CancelScope(shield=True):
+                    process = await start_worker(self._workspace, log_path, spare=True)
+            except OSError:
+                return  # a fresh worker would fail the same way, and say why
+            self._ready.append(Spare(process, log_path, here))
+
+    async def _stop(self, spares: list[Spare]) -> None:
+        with anyio.CancelScope(shield=True):
+            for spare in spares:
+                await stop_group(spare.process, SPARE_LADDER)
+                # An empty log is noise; one that says why a spare died is kept.
+                with contextlib.suppress(OSError):
+                    if spare.log_path.stat().st_size == 0:
+                        spare.log_path.unlink()

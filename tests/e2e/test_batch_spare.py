@@ -1,0 +1,55 @@
+"""`subagent batch` (local engine): workers started ahead of their task live only while
+the batch does, however it ends, and leave nothing behind."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.batch_support import results, scripted_tasks
+from tests.e2e.conftest import Subagent, assert_all_gone, is_alive, wait_until, write_config
+from tests.e2e.spare_support import group_members, spares_of
+
+pytestmark = pytest.mark.e2e
+
+BATCH_LIMIT_S = 120.0
+"""A few scripted tasks, each a Python worker, on a loaded 2-core box."""
+UP_LIMIT_S = 60.0
+"""How long a spare may take to be started and done importing."""
+GONE_S = 10.0
+"""How long a spare may take to go once the batch has ended."""
+
+
+@pytest.mark.parametrize(
+    ("ending", "code"),
+    [("end", 0), ("SIGINT", 130), ("SIGTERM", 143), ("SIGKILL", -signal.SIGKILL)],
+)
+def test_spares_live_only_while_the_batch_does(
+    tmp_path: Path, subagent: Subagent, ending: str, code: int
+) -> None:
+    config = write_config(tmp_path / "cfg", {})
+    # Long enough that the batch is still running when its spares are looked at.
+    sleep = 3 if ending == "end" else 120
+    tasks = scripted_tasks(tmp_path, 3, sleep=sleep)
+    out = tmp_path / "r.jsonl"
+    args = ("batch", str(tasks), "--config-dir", str(config), "--out", str(out), "--jobs", "2")
+    batch = subagent.start(*args)
+    try:
+        # --jobs 2: two spares, one per slot, waiting beside the two running tasks.
+        assert wait_until(lambda: len(spares_of(batch.pid, ready=True)) == 2, UP_LIMIT_S)
+        spares = spares_of(batch.pid)
+        if ending != "end":
+            batch.send_signal(getattr(signal, ending))
+        batch.wait(timeout=BATCH_LIMIT_S)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+    assert batch.returncode == code
+    assert wait_until(lambda: not any(is_alive(p) for p in spares), GONE_S)
+    assert all(group_members(p) == [] for p in spares)
+    assert_all_gone(spares, tmp_path)
+    if ending == "end":
+        assert sorted(r["status"] for r in results(out)) == ["completed"] * 3
