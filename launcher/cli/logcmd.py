@@ -23,6 +23,7 @@ def run_log(
     from launcher.cli import render, views
     from launcher.store import query as q
     from launcher.store.db import connect
+    from launcher.store.runlock import mark_interrupted
 
     if ref == "prune":
         if older_than is None:
@@ -30,7 +31,8 @@ def run_log(
         seconds = q.parse_age(older_than)
     elif older_than is not None:
         raise UsageError("--older-than goes with `subagent log prune`")
-    conn = connect(state_home(), create=ref == "prune")
+    home = state_home()
+    conn = connect(home, create=ref == "prune")
     if conn is None:
         return _empty(ref, usage=usage, json_out=json_out)
     try:
@@ -42,10 +44,12 @@ def run_log(
             _out(rows, json_out, lambda: render.print_usage(rows))
         elif ref is not None:
             conv = q.conversation(conn, q.resolve_id(conn, ref))
+            mark_interrupted(home, [conv])
             collapse = sys.stdout.isatty()
             _out(conv, json_out, lambda: render.print_conversation(conv, collapse=collapse))
         else:
             sessions = q.search(conn, query, n) if query else q.recent(conn, n)
+            mark_interrupted(home, sessions)
             _out(sessions, json_out, lambda: render.print_log_table(views.log_table_rows(sessions)))
     finally:
         conn.close()

@@ -26,6 +26,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.store.db import connect
+from launcher.store.runlock import RunLock, lock_path
 
 Write = tuple[str, tuple[Any, ...]]
 
@@ -43,13 +44,14 @@ class StoreSink:
         self._base = {"input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "duration_s": 0.0}
         self._broken = False
         self._start: SessionStart | None = None
+        self._lock: RunLock | None = None
 
     async def __call__(self, event: Event) -> None:
         if self._broken:
             return
         try:
             self._handle(event)
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
             self._close()
@@ -83,6 +85,11 @@ class StoreSink:
     def _open(self, e: AgentStart) -> None:
         start = self._start
         if start is None:
+            return
+        # Held while this process writes the session: `log` tells a live run from a killed one.
+        self._lock = RunLock(lock_path(self.home, start.session_id))
+        if not self._lock.acquire():
+            self._broken = True  # another live process writes this session; never interleave
             return
         self._conn = connect(self.home)
         self._session = start.session_id
@@ -186,3 +193,6 @@ class StoreSink:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
