@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
+from tests.e2e.store_support import log_json
 from tests.e2e.test_serve import LIMIT_S, serve, structured
 
 pytestmark = pytest.mark.e2e
@@ -48,16 +45,7 @@ async def test_a_resumed_spawn_continues_the_stored_session(tmp_path: Path) -> N
     assert structured(again)["session_id"] == session_id
     assert unknown.is_error and "no-such-session" in unknown.content[0].text
     assert other_agent.is_error and "general-purpose" in other_agent.content[0].text
-    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
-    shown = subprocess.run(
-        [sys.executable, "-m", "launcher.cli", "log", session_id, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
-    conv = json.loads(shown.stdout)
+    conv = await anyio.to_thread.run_sync(log_json, tmp_path / "state", session_id)
     said = [(m["role"], m["content"]) for m in conv["messages"] if m["role"] != "tool"]
     assert said == [
         ("user", "go"),
