@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from launcher.errors import UsageError
+from launcher.store.db import index_new, write
 
 LIST_COLUMNS = (
     "id, agent, model, status, turns, input_tokens, output_tokens, tool_calls,"
@@ -76,6 +77,7 @@ def search(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, An
     query = _fts_query(text)
     if not query:
         return []
+    write(conn, lambda: index_new(conn))  # what running or killed sessions left unindexed
     hits = conn.execute(
         "SELECT m.session AS session, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
         " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
@@ -154,16 +156,16 @@ def usage_by_model(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = None) -> int:
     """Delete sessions started more than `older_than_s` ago (their messages too); the count."""
     cutoff = (time.time() if now is None else now) - older_than_s
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+
+    def delete() -> int:
+        # The index's delete trigger needs each deleted message indexed: catch up first.
+        index_new(conn)
         ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started < ?", (cutoff,))]
         conn.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in ids])
         conn.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in ids])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return len(ids)
+        return len(ids)
+
+    return write(conn, delete)
 
 
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -3,6 +3,10 @@
 Rows are buffered and committed in one short transaction at each boundary (a prompt,
 the model's reply, a turn's end, the agent's end), so a SIGKILL loses at most the tool
 results of the turn in flight, and no write lock is held while tools run.
+
+Sinks of one process share one connection per store, kept open: closing the last
+connection to a WAL database checkpoints it (an fsync, about half of a short session's
+store cost); left open, SQLite's autocheckpoint does that work once per ~1000 pages.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,10 +30,34 @@ from launcher.events import (
     TurnEnd,
     UserMessage,
 )
-from launcher.store.db import connect
+from launcher.store.db import connect, index_new, write
 from launcher.store.runlock import RunLock, lock_path
 
 Write = tuple[str, tuple[Any, ...]]
+
+_SHARED: dict[Path, sqlite3.Connection] = {}
+_SHARED_LOCK = threading.Lock()
+"""Sinks on two threads' event loops must not interleave their transactions."""
+
+
+def shared_connection(home: Path) -> sqlite3.Connection:
+    """This process's connection to the store at `home`, opened (and migrated) on first use."""
+    with _SHARED_LOCK:
+        conn = _SHARED.get(home)
+        if conn is None:
+            conn = connect(home, shared=True)
+            assert conn is not None
+            _SHARED[home] = conn
+        return conn
+
+
+def forget_connection(home: Path) -> None:
+    """Drop a connection that failed, so the next session opens a fresh one."""
+    with _SHARED_LOCK:
+        conn = _SHARED.pop(home, None)
+    if conn is not None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
 
 class StoreSink:
@@ -54,6 +83,8 @@ class StoreSink:
         except (sqlite3.Error, OSError):
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
+            if self._conn is not None:
+                forget_connection(self.home)
             self._close()
 
     def _handle(self, event: Event) -> None:
@@ -91,7 +122,7 @@ class StoreSink:
         if not self._lock.acquire():
             self._broken = True  # another live process writes this session; never interleave
             return
-        self._conn = connect(self.home)
+        self._conn = shared_connection(self.home)
         self._session = start.session_id
         assert self._conn is not None
         row = self._conn.execute(
@@ -165,7 +196,7 @@ class StoreSink:
                 (e.ts, "error" if e.error else "ended", e.error, self._session),
             )
         )
-        self._flush()
+        self._flush(index=True)
         self._close()
 
     def _message(self, turn: int, role: str, content: str, ts: float, **extra: Any) -> None:
@@ -174,25 +205,24 @@ class StoreSink:
         marks = ", ".join("?" * len(cols))
         self._pending.append((f"INSERT INTO messages({', '.join(cols)}) VALUES ({marks})", values))
 
-    def _flush(self) -> None:
-        if self._conn is None or not self._pending:
+    def _flush(self, *, index: bool = False) -> None:
+        """Commit what is pending in one transaction; `index` also brings the search index up."""
+        if self._conn is None or not (self._pending or index):
             return
+        conn = self._conn
         writes, self._pending = self._pending, []
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+
+        def body() -> None:
             for sql, args in writes:
-                self._conn.execute(sql, args)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            raise
+                conn.execute(sql, args)
+            if index:
+                index_new(conn)
+
+        with _SHARED_LOCK:
+            write(conn, body)
 
     def _close(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
+        self._conn = None  # the shared connection stays open for the next session
         if self._lock is not None:
             self._lock.release()
             self._lock = None
