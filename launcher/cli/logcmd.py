@@ -9,6 +9,44 @@ from typing import Any
 from launcher.errors import UsageError
 from launcher.state import state_home
 
+LOG_DEFAULT_N = 20
+"""`subagent log` lists this many sessions unless `-n` says otherwise."""
+_VALUED = {"-n": "n", "-q": "query", "--query": "query", "--older-than": "older_than"}
+_FLAGS = {"--usage": "usage", "--json": "json_out"}
+
+
+def parse_fast(args: list[str]) -> dict[str, Any] | None:
+    """`log`'s arguments as run_log's keywords, or None for anything unusual (typer decides).
+
+    The console script runs `log` through this before typer loads: typer coerces every
+    option through pydantic, whose import alone would double the command's time.
+    """
+    out: dict[str, Any] = {"ref": None, "n": LOG_DEFAULT_N, "query": None, "usage": False}
+    out.update(older_than=None, json_out=False)
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in _FLAGS and not eq:
+            out[_FLAGS[name]] = True
+        elif name in _VALUED or (arg.startswith("-n") and arg[2:].isdigit()):
+            if arg.startswith("-n") and len(arg) > 2:
+                name, eq, value = "-n", "=", arg[2:]
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            out[_VALUED[name]] = value
+        elif arg.startswith("-") or out["ref"] is not None:
+            return None  # an unknown option, `--`, or a second argument: typer's message
+        else:
+            out["ref"] = arg
+    n = str(out["n"])
+    if not n.isdigit() or int(n) < 1:
+        return None
+    out["n"] = int(n)
+    return out
+
 
 def run_log(
     ref: str | None,
