@@ -72,30 +72,29 @@ def recent(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
 def search(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, Any]]:
     """Sessions whose prompts, answers or tool results match `text` (FTS5), newest first.
 
-    Each row carries `match`: a snippet of the best-ranked matching message.
+    Each row carries `match`: a snippet of the session's first matching message. Snippets
+    are made for the listed sessions only (a common word matches every session).
     """
     query = _fts_query(text)
     if not query:
         return []
     write(conn, lambda: index_new(conn))  # what running or killed sessions left unindexed
-    hits = conn.execute(
-        "SELECT m.session AS session, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
-        " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-        " WHERE messages_fts MATCH ? ORDER BY rank",
-        (query,),
-    ).fetchall()
-    snippets: dict[str, str] = {}
-    for hit in hits:
-        snippets.setdefault(hit["session"], hit["snip"])
-    if not snippets:
-        return []
-    marks = ", ".join("?" * len(snippets))
     rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM sessions WHERE id IN ({marks})"
-        " ORDER BY started DESC, id DESC LIMIT ?",
-        (*snippets, limit),
+        f"SELECT {LIST_COLUMNS} FROM sessions WHERE id IN ("
+        " SELECT m.session FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        " WHERE messages_fts MATCH ?) ORDER BY started DESC, id DESC LIMIT ?",
+        (query, limit),
     ).fetchall()
-    return [{**session_row(r), "match": snippets[r["id"]]} for r in rows]
+    out = []
+    for row in rows:
+        snip = conn.execute(
+            "SELECT snippet(messages_fts, 0, '[', ']', '…', 12) FROM messages_fts"
+            " WHERE messages_fts MATCH ? AND rowid IN (SELECT id FROM messages WHERE session=?)"
+            " ORDER BY rowid LIMIT 1",
+            (query, row["id"]),
+        ).fetchone()
+        out.append({**session_row(row), "match": snip[0] if snip else ""})
+    return out
 
 
 def _fts_query(text: str) -> str:
