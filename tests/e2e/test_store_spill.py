@@ -52,3 +52,22 @@ def test_a_5mb_result_is_cut_for_the_model_kept_whole_and_readable(tmp_path: Pat
         f"{last_line - 1:6}\t{last_line - 1:08d} " + "." * 90,
         f"{last_line:6}\t" + big_text(BIG).splitlines()[-1],
     ]
+
+
+def test_a_spilled_result_is_masked_of_secrets_like_every_result(tmp_path: Path) -> None:
+    token = "tok-5be0c7a913d24f66"
+    leaky = stub("faulty", "--echo-env", "LEAK", env={"LEAK": "${TOKEN}"}, max_result_bytes=20)
+    config = write_config(tmp_path / "cfg", {"s": leaky})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps:\n  - call: [{tool: s__echo_env, args: {}}]\n  - say: done\n")
+    state = tmp_path / "state"
+
+    run = spawn(config, script, "leak it", state=state, env={"TOKEN": token})
+
+    assert run.code == 0, run.stderr
+    (saved,) = (state / "sessions").glob("*/results/call_1_1.txt")
+    kept = saved.read_text()
+    assert kept.startswith("LEAK: ****") and kept.count("****") >= 2
+    assert token not in kept
+    (result,) = run.result_of("s__echo_env")
+    assert str(saved) in result["content"] and token not in result["content"]
