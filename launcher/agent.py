@@ -205,6 +205,10 @@ class AgentLoop:
                 turn=turn,
                 text=response.text,
                 tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+                usage={
+                    "input_tokens": response.usage.input_tokens,
+                    "output_tokens": response.usage.output_tokens,
+                },
             )
         )
         if calls:

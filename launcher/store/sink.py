@@ -70,7 +70,9 @@ class StoreSink:
         self._conn: sqlite3.Connection | None = None
         self._pending: list[Write] = []
         self._session: str | None = None
-        self._base = {"input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "duration_s": 0.0}
+        # Seconds stored by earlier processes (a resume), and when this process's run began.
+        self._base_duration = 0.0
+        self._run_start: float | None = None
         self._broken = False
         self._start: SessionStart | None = None
         self._lock: RunLock | None = None
@@ -99,7 +101,7 @@ class StoreSink:
             UserMessage: self._on_user,
             AssistantMessage: self._on_assistant,
             ToolResultEvent: self._on_tool_result,
-            TurnEnd: lambda e: self._flush(),
+            TurnEnd: self._on_turn_end,
             AgentEnd: self._on_agent_end,
             SessionEnd: self._on_session_end,
         }
@@ -111,6 +113,8 @@ class StoreSink:
         # Opened at the first agent run, so `tools`, `check` and `lock` sessions leave no row.
         if self._conn is None:
             self._open(e)
+        if self._run_start is None:
+            self._run_start = e.ts
         self._pending.append(("UPDATE sessions SET model=? WHERE id=?", (e.model, self._session)))
 
     def _open(self, e: AgentStart) -> None:
@@ -126,11 +130,10 @@ class StoreSink:
         self._session = start.session_id
         assert self._conn is not None
         row = self._conn.execute(
-            "SELECT input_tokens, output_tokens, tool_calls, duration_s FROM sessions WHERE id=?",
-            (start.session_id,),
+            "SELECT duration_s FROM sessions WHERE id=?", (start.session_id,)
         ).fetchone()
         if row is not None:  # a resume in a new process continues the same record
-            self._base = dict(zip(self._base, tuple(row), strict=True))
+            self._base_duration = float(row[0])
             self._pending.append(
                 ("UPDATE sessions SET status='running', ended=NULL WHERE id=?", (self._session,))
             )
@@ -154,10 +157,21 @@ class StoreSink:
         self._flush()
 
     def _on_assistant(self, e: AssistantMessage) -> None:
+        # Tokens and calls are counted as each reply is committed: a killed run keeps them.
         calls = json.dumps(e.tool_calls, ensure_ascii=False, default=str) if e.tool_calls else None
         self._message(e.turn, "assistant", e.text, e.ts, tool_calls=calls)
         self._pending.append(
-            ("UPDATE sessions SET turns=max(turns, ?) WHERE id=?", (e.turn, self._session))
+            (
+                "UPDATE sessions SET turns=max(turns, ?), input_tokens=input_tokens+?,"
+                " output_tokens=output_tokens+?, tool_calls=tool_calls+? WHERE id=?",
+                (
+                    e.turn,
+                    int(e.usage.get("input_tokens", 0)),
+                    int(e.usage.get("output_tokens", 0)),
+                    len(e.tool_calls),
+                    self._session,
+                ),
+            )
         )
         self._flush()
 
@@ -166,21 +180,25 @@ class StoreSink:
             e.turn, "tool", e.content, e.ts, tool_call_id=e.id, name=e.name, is_error=e.is_error
         )
 
+    def _on_turn_end(self, e: TurnEnd) -> None:
+        self._pending.append(
+            ("UPDATE sessions SET duration_s=? WHERE id=?", (self._duration(e.ts), self._session))
+        )
+        self._flush()
+
+    def _duration(self, now: float) -> float:
+        """Seconds over every process's run of this session, up to `now`."""
+        return round(self._base_duration + now - (self._run_start or now), 3)
+
     def _on_agent_end(self, e: AgentEnd) -> None:
-        usage = {k: e.usage.get(k, 0) for k in self._base}
-        total = {k: self._base[k] + usage[k] for k in self._base}
         self._pending.append(
             (
-                "UPDATE sessions SET status=?, result=?, error=?, input_tokens=?,"
-                " output_tokens=?, tool_calls=?, duration_s=?, usage=? WHERE id=?",
+                "UPDATE sessions SET status=?, result=?, error=?, duration_s=?, usage=? WHERE id=?",
                 (
                     e.status,
                     e.result,
                     e.error,
-                    total["input_tokens"],
-                    total["output_tokens"],
-                    total["tool_calls"],
-                    round(total["duration_s"], 3),
+                    self._duration(e.ts),
                     json.dumps(e.usage),
                     self._session,
                 ),

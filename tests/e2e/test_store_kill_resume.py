@@ -60,6 +60,8 @@ def test_a_killed_session_shows_interrupted_and_resumes_with_the_call_answered(
 
     (killed,) = log_json(state)
     assert (killed["id"], killed["status"]) == (session_id, "interrupted")
+    # What the killed run's committed reply cost is kept (the stub reports 10 in, 5 out).
+    assert (killed["input_tokens"], killed["output_tokens"], killed["tool_calls"]) == (10, 5, 1)
     assert log_json(state, "last")["status"] == "interrupted"
 
     model.enqueue(openai_stream(text="I was interrupted; here is what I know."))
@@ -88,3 +90,5 @@ def test_a_killed_session_shows_interrupted_and_resumes_with_the_call_answered(
     assert messages[-1] == {"role": "user", "content": "what happened?"}
     (done,) = log_json(state)
     assert (done["id"], done["status"]) == (session_id, "completed")
+    assert (done["input_tokens"], done["output_tokens"], done["tool_calls"]) == (20, 10, 1)
+    assert done["duration_s"] > 0
