@@ -68,3 +68,42 @@ def test_prune_deletes_unindexed_messages_without_breaking_the_index(tmp_path: P
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
     assert [s["id"] for s in query.search(conn, "kraken", 10)] == ["new"]
     assert query.search(conn, "ancient", 10) == []
+
+
+def test_usage_totals_tokens_calls_and_time_per_model_across_sessions(tmp_path: Path) -> None:
+    import io
+
+    from launcher.cli.render import print_usage
+
+    conn = db.connect(tmp_path)
+    assert conn is not None
+    for sid, model, tokens in (("a", "m:big", 100), ("b", "m:big", 50), ("c", "m:small", 7)):
+        conn.execute(
+            "INSERT INTO sessions(id, agent, model, started, status, turns, input_tokens,"
+            " output_tokens, tool_calls, duration_s) VALUES (?, 'x', ?, 0, 'completed', 2, ?,"
+            " 1, 3, 1.5)",
+            (sid, model, tokens),
+        )
+
+    rows = query.usage_by_model(conn)
+    out = io.StringIO()
+    print_usage(rows, out)
+
+    assert rows == [
+        {"model": "m:big", "sessions": 2, "turns": 4, "input_tokens": 150, "output_tokens": 2,
+         "tool_calls": 6, "duration_s": 3.0},
+        {"model": "m:small", "sessions": 1, "turns": 2, "input_tokens": 7, "output_tokens": 1,
+         "tool_calls": 3, "duration_s": 1.5},
+    ]  # fmt: skip
+    header, big, small = out.getvalue().splitlines()
+    assert header.split() == [
+        "MODEL",
+        "SESSIONS",
+        "TURNS",
+        "INPUT",
+        "OUTPUT",
+        "TOOL_CALLS",
+        "SECONDS",
+    ]
+    assert big.split() == ["m:big", "2", "4", "150", "2", "6", "3.0"]
+    assert header.index("INPUT") == big.index("150") == small.index("7")  # aligned columns
