@@ -17,13 +17,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 from _util import Result, bench_main, fast_stub_args, median, spread, state_dir
 from cli_help import subagent_cmd
 
 TURNS = 50
-RUNS = 15
+RUNS = 21
 QUICK_RUNS = 3
 SESSIONS = 10_000
 CLI_RUNS = 11
@@ -63,11 +64,32 @@ async def one_run(config_dir: Path, script: Path, workspace: Path) -> float:
     return elapsed
 
 
-def overhead(quick: bool) -> Result:
-    """Store on ÷ store off, one 50-turn run each, alternating."""
+class SinkClock:
+    """Time spent inside the store sink's event handling (wraps StoreSink.__call__)."""
+
+    def __init__(self) -> None:
+        from launcher.store.sink import StoreSink
+
+        self.spent = 0.0
+        original = StoreSink.__call__
+
+        async def timed(sink: StoreSink, event: Any) -> None:
+            start = time.perf_counter()
+            try:
+                await original(sink, event)
+            finally:
+                self.spent += time.perf_counter() - start
+
+        StoreSink.__call__ = timed  # type: ignore[method-assign]
+
+
+def overhead(quick: bool) -> list[Result]:
+    """Store on ÷ store off, one 50-turn run each, alternating; and the sink's own share."""
     from launcher.assemble import STORE_ENV
 
     times: dict[str, list[float]] = {"on": [], "off": []}
+    shares: list[float] = []
+    clock = SinkClock()
     with state_dir() as root:
         config, script = write_setup(root)
         os.environ["SUBAGENT_HOME"] = str(root / "home")
@@ -77,17 +99,29 @@ def overhead(quick: bool) -> Result:
         for _ in range(QUICK_RUNS if quick else RUNS):
             for label, setting in (("on", "1"), ("off", "0")):
                 os.environ[STORE_ENV] = setting
+                clock.spent = 0.0
                 times[label].append(anyio.run(one_run, config, script, root))
+                if label == "on":
+                    shares.append(clock.spent / times[label][-1])
         os.environ.pop(STORE_ENV)
     print(f"50-turn run, store on   {spread(times['on'])}")
     print(f"50-turn run, store off  {spread(times['off'])}")
-    return Result(
-        "store",
-        f"{TURNS}-turn run, store on ÷ off",
-        median(times["on"]) / median(times["off"]),
-        OVERHEAD_GOAL,
-        f"on {spread(times['on'])}; off {spread(times['off'])}",
-    )
+    return [
+        Result(
+            "store",
+            f"{TURNS}-turn run, store on ÷ off",
+            median(times["on"]) / median(times["off"]),
+            OVERHEAD_GOAL,
+            f"on {spread(times['on'])}; off {spread(times['off'])}",
+        ),
+        Result(
+            "store",
+            "time inside the store sink ÷ the whole run (store on; no goal)",
+            median(shares),
+            None,
+            f"{median(shares) * 100:.1f} % [{min(shares) * 100:.1f}–{max(shares) * 100:.1f}]",
+        ),
+    ]
 
 
 def fill_store(home: Path, count: int) -> None:
@@ -212,7 +246,7 @@ def log_cli(quick: bool) -> list[Result]:
 
 
 def run(quick: bool) -> list[Result]:
-    return [overhead(quick), *log_cli(quick)]
+    return [*overhead(quick), *log_cli(quick)]
 
 
 if __name__ == "__main__":
