@@ -57,7 +57,30 @@ def run_log(
     older_than: str | None,
     json_out: bool,
 ) -> int:
-    """List, show, search, total or prune the stored sessions; 0, or 2 on bad usage."""
+    """List, show, search, total or prune the stored sessions; 0, 2 on bad usage, 1 if the
+    store cannot be read (locked for too long, damaged)."""
+    import sqlite3
+
+    from launcher.errors import RunError
+    from launcher.store.db import db_path
+
+    try:
+        return _run_log(
+            ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out
+        )
+    except sqlite3.Error as exc:
+        raise RunError(f"session store {db_path(state_home())}: {exc}") from exc
+
+
+def _run_log(
+    ref: str | None,
+    *,
+    n: int,
+    query: str | None,
+    usage: bool,
+    older_than: str | None,
+    json_out: bool,
+) -> int:
     from launcher.cli import render, views
     from launcher.store import query as q
     from launcher.store.db import connect

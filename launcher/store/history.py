@@ -7,9 +7,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launcher.errors import UsageError
+from launcher.errors import RunError, UsageError
 from launcher.models.base import Message, ToolCall
-from launcher.store.db import connect
+from launcher.store.db import connect, db_path
 from launcher.store.query import messages, resolve_id
 from launcher.store.runlock import is_alive
 
@@ -31,14 +31,20 @@ class StoredSession:
 
 
 def load_resumable(home: Path, ref: str) -> StoredSession:
-    """The stored session `ref` under `home`, to continue; UsageError if none or still running."""
-    conn = connect(home, create=False)
-    if conn is None:
-        raise UsageError("no stored sessions yet: nothing to resume")
+    """The stored session `ref` under `home`, to continue; UsageError if none or still running.
+
+    RunError if the store cannot be read (damaged, or locked for too long).
+    """
     try:
-        stored = load_session(conn, ref)
-    finally:
-        conn.close()
+        conn = connect(home, create=False)
+        if conn is None:
+            raise UsageError("no stored sessions yet: nothing to resume")
+        try:
+            stored = load_session(conn, ref)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise RunError(f"session store {db_path(home)}: {exc}") from exc
     if is_alive(home, stored.id):
         raise UsageError(f"session {stored.id} is still running; resume it once it has ended")
     return stored
