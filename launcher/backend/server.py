@@ -19,6 +19,8 @@ from mcp.server.stdio import stdio_server
 
 from launcher.backend.pool import FINAL, SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
+from launcher.backend.tasks import TaskStore, run_result
+from launcher.backend.tasks_wire import install_tasks
 from launcher.errors import SubagentError
 
 TOOLS: list[types.Tool] = [
@@ -26,8 +28,10 @@ TOOLS: list[types.Tool] = [
         name="spawn_subagent",
         description=(
             "Run a scoped sub-agent on a task. Foreground (default) waits and returns its final "
-            "answer; background returns an agent_id at once (poll get_subagent_result)."
+            "answer; background returns an agent_id at once (poll get_subagent_result). "
+            "Hosts with MCP Tasks may call it as a task (the task id is the agent_id)."
         ),
+        execution=types.ToolExecution(task_support="optional"),
         input_schema={
             "type": "object",
             "properties": {
@@ -153,11 +157,17 @@ class SubagentServer:
     def _lookup(self, args: dict[str, Any]) -> SubAgent:
         agent_id = str(args["agent_id"])
         entry = self.manager.get(agent_id)
+        if entry is None and agent_id in self.manager.expired:
+            raise ValueError(
+                f"sub-agent '{agent_id}' has expired: it ended and its task's ttl has passed, "
+                "so its result is gone"
+            )
         if entry is None:
             raise ValueError(f"no sub-agent with agent_id '{agent_id}'")
         return entry
 
-    async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
+    def start_spawn(self, args: dict[str, Any]) -> SubAgent:
+        """Validate `spawn_subagent` arguments and queue the sub-agent (tools and tasks alike)."""
         from launcher.assemble import resolve_request
 
         prompt = str(args["prompt"])
@@ -170,7 +180,7 @@ class SubagentServer:
         config = self._config()
         resolve_request(config, agent, ext)
         max_turns = args.get("max_turns")
-        entry = self.manager.spawn(
+        return self.manager.spawn(
             prompt,
             agent=agent,
             ext=ext,
@@ -178,6 +188,9 @@ class SubagentServer:
             max_turns=int(max_turns) if max_turns is not None else None,
             resume=resume or None,
         )
+
+    async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
+        entry = self.start_spawn(args)
         if args.get("background"):
             return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
         try:
@@ -187,17 +200,7 @@ class SubagentServer:
             with anyio.CancelScope(shield=True):
                 await self.manager.stop(entry)
             raise
-        snapshot = entry.snapshot()
-        if entry.status != "completed":
-            why = f": {entry.error}" if entry.error else ""
-            return types.CallToolResult(
-                content=[
-                    types.TextContent(type="text", text=f"[{entry.status}{why}] {entry.result}")
-                ],
-                structured_content=snapshot,
-                is_error=entry.status == "error",
-            )
-        return _result(entry.result, snapshot)
+        return run_result(entry)
 
     async def _wait_reporting_progress(self, entry: SubAgent, ctx: Any) -> None:
         """Wait for the sub-agent's end, relaying progress when the host asked for it."""
@@ -262,8 +265,12 @@ async def serve(
     model: str | None,
     max_concurrent: int,
     no_lock: bool = False,
+    task_ttl_ms: int | None = None,
 ) -> None:
-    """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out."""
+    """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out.
+
+    `task_ttl_ms`: how long an ended task is kept when the host names no ttl.
+    """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     async with anyio.create_task_group() as tg:
         manager = SubagentManager(
@@ -276,9 +283,13 @@ async def serve(
             no_lock=no_lock,
         )
         app = SubagentServer(manager, config_dir, workspace)
+        options = install_tasks(
+            app.server,
+            TaskStore(manager, tg, default_ttl_ms=task_ttl_ms),
+            app.start_spawn,
+            app.server.create_initialization_options(),
+        )
         async with stdio_server() as (read_stream, write_stream):
-            await app.server.run(
-                read_stream, write_stream, app.server.create_initialization_options()
-            )
+            await app.server.run(read_stream, write_stream, options)
         # The host is gone: running workers see their stdin close and end their sessions.
         tg.cancel_scope.cancel()

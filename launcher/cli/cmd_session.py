@@ -130,6 +130,15 @@ def serve(
     max_concurrent: Annotated[
         int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
     ] = 4,
+    task_ttl: Annotated[
+        float,
+        typer.Option(
+            "--task-ttl",
+            min=0.001,
+            max=86400.0,
+            help="Seconds an ended MCP task's result is kept when the host names no ttl.",
+        ),
+    ] = 3600.0,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
     no_lock: NoLock = False,
@@ -153,6 +162,7 @@ def serve(
                 model=model,
                 max_concurrent=max_concurrent,
                 no_lock=no_lock,
+                task_ttl_ms=round(task_ttl * 1000),
             )
         )
         return 0

@@ -1,0 +1,124 @@
+"""Tasks in the 2025-11-25 era (core, experimental there): the `tasks` capability,
+task-augmented `tools/call`, `tasks/get|result|list|cancel`, `notifications/tasks/status`.
+
+The SDK (2.3.0) has the types of this era but serves none of it: its per-version result
+check knows `tools/call` only as a CallToolResult, so a task-augmented call is answered
+by a server middleware (which owns its result) before that check runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from launcher.backend.pool import SubAgent
+from launcher.backend.tasks import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
+from launcher.errors import SubagentError
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+"""The `_meta` key tying a message to its task."""
+
+Spawn = Callable[[dict[str, Any]], SubAgent]
+"""Validates `spawn_subagent` arguments and queues the sub-agent (server.py's one way)."""
+
+TASK_TOOLS = frozenset({"spawn_subagent"})
+"""Tools that declare `execution.taskSupport` (the others answer at once anyway)."""
+
+
+def status_v1(entry: SubAgent) -> str:
+    """The 2025-11-25 status: a run that ended in error is `failed` (an isError result)."""
+    if not entry.done.is_set():
+        return "working"
+    if entry.status == "error":
+        return "failed"
+    if entry.status == "stopped":
+        return "cancelled"
+    return "completed"
+
+
+def task_v1(record: TaskRecord) -> dict[str, Any]:
+    """The `Task` object of this era."""
+    return {
+        **record.base(),
+        "status": status_v1(record.entry),
+        "ttl": record.ttl_ms,
+        "pollInterval": POLL_INTERVAL_MS,
+    }
+
+
+def advertise(options: InitializationOptions) -> InitializationOptions:
+    """Add the `tasks` capability (list, cancel, task-augmented tools/call) to `initialize`."""
+    tasks = types.ServerTasksCapability(
+        list=types.TasksListCapability(),
+        cancel=types.TasksCancelCapability(),
+        requests=types.ServerTasksRequestsCapability(
+            tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+        ),
+    )
+    capabilities = options.capabilities.model_copy(update={"tasks": tasks})
+    return options.model_copy(update={"capabilities": capabilities})
+
+
+class LegacyTasks:
+    """The 2025-11-25 wire over a TaskStore."""
+
+    def __init__(self, store: TaskStore, spawn: Spawn) -> None:
+        self.store = store
+        self.spawn = spawn
+
+    async def middleware(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Answer a task-augmented `spawn_subagent` call with a task, at once."""
+        params = ctx.params or {}
+        if (
+            ctx.method != "tools/call"
+            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            or not isinstance(params.get("task"), dict)
+            or params.get("name") not in TASK_TOOLS
+        ):
+            return await call_next(ctx)
+        try:
+            call = types.CallToolRequestParams.model_validate(params, by_name=False)
+            entry = self.spawn(dict(call.arguments or {}))
+        except (SubagentError, KeyError, TypeError, ValueError):
+            # Bad params or arguments: the plain call reports them (an error result or
+            # INVALID_PARAMS; pydantic's ValidationError is a ValueError).
+            return await call_next(ctx)
+        session = ctx.session
+
+        async def notify(record: TaskRecord) -> None:
+            params = types.TaskStatusNotificationParams.model_validate(task_v1(record))
+            await session.send_notification(types.TaskStatusNotification(params=params))
+
+        ttl = call.task.ttl if call.task is not None else None
+        record = self.store.create(entry, ttl, notify)
+        return {"task": task_v1(record)}
+
+    async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        return task_v1(self.store.get(params.task_id))
+
+    async def result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
+        """Wait for the task's end; its CallToolResult, tied to the task by `_meta`."""
+        record = self.store.get(params.task_id)
+        await record.entry.done.wait()
+        out = run_result(record.entry).model_dump(by_alias=True, mode="json", exclude_none=True)
+        out["_meta"] = {RELATED_TASK: {"taskId": record.task_id}}
+        return out
+
+    async def list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
+        records, cursor = self.store.page(params.cursor)
+        out: dict[str, Any] = {"tasks": [task_v1(r) for r in records]}
+        if cursor is not None:
+            out["nextCursor"] = cursor
+        return out
+
+    async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        record = self.store.get(params.task_id)
+        await self.store.cancel(record)
+        return task_v1(record)

@@ -1,0 +1,123 @@
+"""The Tasks bookkeeping of serve without processes: ttl grant, status per era, paging,
+and the bounded memory of expired ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from launcher.backend import pool
+from launcher.backend.pool import SubAgent, SubagentManager
+from launcher.backend.tasks import (
+    DEFAULT_TTL_MS,
+    LIST_PAGE_SIZE,
+    MAX_TTL_MS,
+    TaskRecord,
+    TaskStore,
+    clamp_ttl,
+)
+from launcher.backend.tasks_v1 import status_v1
+from launcher.backend.tasks_v2 import status_v2
+
+
+def test_ttl_is_defaulted_and_capped() -> None:
+    assert clamp_ttl(None) == DEFAULT_TTL_MS
+    assert clamp_ttl(0) == DEFAULT_TTL_MS
+    assert clamp_ttl(1_500) == 1_500
+    assert clamp_ttl(MAX_TTL_MS * 10) == MAX_TTL_MS
+
+
+@pytest.mark.parametrize(
+    ("status", "v1", "v2"),
+    [
+        ("completed", "completed", "completed"),
+        ("max_turns", "completed", "completed"),
+        ("error", "failed", "completed"),  # 2026-07-28: an isError result, not a fault
+        ("stopped", "cancelled", "cancelled"),
+    ],
+)
+def test_an_ended_run_maps_to_each_eras_status(status: str, v1: str, v2: str) -> None:
+    entry = SubAgent(id="sa-1", agent="a", status=status)
+    assert status_v1(entry) == status_v2(entry) == "working"  # not ended yet
+    entry.done.set()
+    assert (status_v1(entry), status_v2(entry)) == (v1, v2)
+
+
+def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path) -> SubagentManager:
+    return SubagentManager(
+        tg,
+        config_dir=None,
+        workspace=tmp_path,
+        state_home=tmp_path,
+        default_model=None,
+        max_concurrent=1,
+    )
+
+
+@pytest.mark.anyio
+async def test_an_ended_task_is_dropped_after_its_ttl_and_remembered_as_expired(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            manager = _manager(tg, tmp_path)
+            store = TaskStore(manager, tg)
+            entry = SubAgent(id="sa-ended", agent="a", status="completed")
+            manager.agents[entry.id] = entry
+            running = SubAgent(id="sa-running", agent="a", status="running")
+            manager.agents[running.id] = running
+            seen: list[str] = []
+            dropped = anyio.Event()
+            forget = manager.forget
+
+            def forget_and_tell(agent_id: str) -> None:
+                forget(agent_id)
+                dropped.set()
+
+            manager.forget = forget_and_tell  # type: ignore[method-assign]
+
+            async def notify(record: TaskRecord) -> None:
+                seen.append(record.task_id)
+
+            store.create(entry, 1, notify)
+            store.create(running, 1)
+            entry.done.set()
+            await dropped.wait()
+            assert entry.id not in store.records
+            assert seen == [entry.id]
+            assert manager.get(entry.id) is None
+            assert entry.id in manager.expired
+            with pytest.raises(MCPError, match="dropped after its ttl"):
+                store.get(entry.id)
+            # Past its ttl but still running: kept.
+            await anyio.sleep(0.05)
+            assert store.get(running.id).entry is running
+            tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_list_pages_and_rejects_a_foreign_cursor(tmp_path: Path) -> None:
+    async with anyio.create_task_group() as tg:
+        store = TaskStore(_manager(tg, tmp_path), tg)
+        for n in range(LIST_PAGE_SIZE + 1):
+            store.create(SubAgent(id=f"sa-{n}", agent="a"), None)
+        first, cursor = store.page(None)
+        assert len(first) == LIST_PAGE_SIZE and cursor is not None
+        rest, end = store.page(cursor)
+        assert [r.task_id for r in rest] == [f"sa-{LIST_PAGE_SIZE}"] and end is None
+        with pytest.raises(MCPError, match="invalid cursor"):
+            store.page("not-ours")
+        tg.cancel_scope.cancel()
+
+
+def test_expired_ids_are_remembered_up_to_a_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool, "EXPIRED_MEMORY", 3)
+    manager = _manager(None, tmp_path)  # type: ignore[arg-type]  # forget needs no task group
+    for n in range(5):
+        manager.forget(f"sa-{n}")
+    assert list(manager.expired) == ["sa-2", "sa-3", "sa-4"]
