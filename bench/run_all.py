@@ -20,6 +20,7 @@ import peers
 import secret_reexec
 import serve_spawn
 import stdio_lines
+import store
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -33,6 +34,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "serve_spawn": serve_spawn.run,
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
+    "store": store.run,
 }
 
 

@@ -41,7 +41,7 @@ class ToolHost(Protocol):
 
     def active(self) -> list[ToolEntry]: ...
 
-    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str: ...
+    def veto(self, name: str, offered: Collection[str], call_id: str) -> ToolEntry | str: ...
 
     async def emit(self, event: Event) -> None: ...
 
@@ -205,6 +205,10 @@ class AgentLoop:
                 turn=turn,
                 text=response.text,
                 tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+                usage={
+                    "input_tokens": response.usage.input_tokens,
+                    "output_tokens": response.usage.output_tokens,
+                },
             )
         )
         if calls:
@@ -263,7 +267,7 @@ class AgentLoop:
         """The call-time veto, then the call through the entry the veto answered with."""
         if self._stop_requested:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
-        entry = self.host.veto(call.name, offered)
+        entry = self.host.veto(call.name, offered, call.id)
         if isinstance(entry, str):
             return not_available(call.name)
         if not isinstance(call.arguments, dict):

@@ -89,12 +89,14 @@ class UserMessage(Event):
 
 @dataclass(kw_only=True)
 class AssistantMessage(Event):
-    """The model's whole reply for `turn`: its text and the tool calls it asked for."""
+    """The model's whole reply for `turn`: its text, the tool calls it asked for, and the
+    tokens it cost (`input_tokens`, `output_tokens`)."""
 
     type: ClassVar[str] = "assistant_message"
     turn: int
     text: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)

@@ -31,6 +31,7 @@ from launcher.events import (
 )
 from launcher.secrets import SecretMask, process_secrets
 from launcher.state import new_session_id, private_dir, private_opener
+from launcher.store.spill import fit_result, results_dir
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
@@ -128,29 +129,41 @@ class Session:
         """Every announced server tool that is not active, with its reason."""
         return self.scope.muted(self.registry)
 
-    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+    def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
         """The call-time veto: the entry to call, or why `name` is refused.
 
         Refused unless the turn offered `name` and it is in scope now: a tool that
         registered (or changed scope) mid-turn waits for the next turn's snapshot.
+        The entry's results are masked, and a server's result over its `max_result_bytes`
+        is kept whole in `results/CALL.txt` (`call_id` names the file).
         """
         if name not in offered:
             return "not offered this turn"
         entry = self.scope.admit(name, self.registry)
-        if isinstance(entry, str) or not self.mask:
+        if isinstance(entry, str):
             return entry
-        return dataclasses.replace(entry, call=self._masked(entry.call))
+        spec = self.servers.get(entry.source) if entry.server is not None else None
+        limit = spec.max_result_bytes if spec is not None else None
+        if not self.mask and limit is None:
+            return entry
+        return dataclasses.replace(entry, call=self._finished(entry.call, limit, call_id))
 
-    def _masked(self, call: ToolCaller) -> ToolCaller:
-        # A result never carries a known secret: not to the model, the events, or stdout.
-        async def masked(arguments: dict) -> ToolResult:
+    def _finished(self, call: ToolCaller, limit: int | None, call_id: str) -> ToolCaller:
+        # A result never carries a known secret: not to the model, the events, stdout or
+        # the spilled file; what is over the limit is kept, not dropped.
+        async def finished(arguments: dict) -> ToolResult:
             result = await call(arguments)
-            result.content = self.mask.text(result.content)
-            if result.structured is not None:
-                result.structured = self.mask.value(result.structured)
+            if self.mask:
+                result.content = self.mask.text(result.content)
+                if result.structured is not None:
+                    result.structured = self.mask.value(result.structured)
+            if limit is not None:
+                result.content = await anyio.to_thread.run_sync(
+                    fit_result, result.content, limit, results_dir(self.dir), call_id or "result"
+                )
             return result
 
-        return masked
+        return finished
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.
@@ -279,7 +292,9 @@ class Session:
 
         wanted = self.scope.builtin_names()
         names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
-        entries = builtin_entries(self.workspace, names, group_guard=self._watchdog)
+        entries = builtin_entries(
+            self.workspace, names, group_guard=self._watchdog, results=results_dir(self.dir)
+        )
         if DELEGATE_TOOL in wanted:
             entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))
         if self.agent.memory is not None:

@@ -2,10 +2,10 @@
 
 Always has an `ok` tool; each flag adds one failure mode (they combine):
 crash at start, exit mid-call, hang, ignore SIGTERM and stdin EOF, leave a grandchild,
-junk on stdout, a huge result, a flood without a newline, an invalid input schema,
-JSON-RPC or is_error failures, a hostile tool list from a JSON file
-(`--tools-from FILE`: [{"name": ..., "schema": ...}]), an environment variable's value
-(raw and encoded) on stderr and in a tool result.
+junk on stdout, a huge result (one line, or `--big-text` numbered lines), a flood without
+a newline, an invalid input schema, JSON-RPC or is_error failures, a hostile tool list
+from a JSON file (`--tools-from FILE`: [{"name": ..., "schema": ...}]), an environment
+variable's value (raw and encoded) on stderr and in a tool result.
 """
 
 from __future__ import annotations
@@ -82,6 +82,19 @@ def _huge(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
     return huge
 
 
+def big_text(size: int) -> str:
+    """Exactly `size` bytes of numbered 100-byte lines (`00000001 ....`), the last maybe cut."""
+    lines = (f"{i:08d} " + "." * 90 + "\n" for i in range(1, size // 100 + 2))
+    return "".join(lines)[:size]
+
+
+def _big_text(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
+    async def big(arguments: dict[str, Any]) -> ToolOutput:
+        return ToolOutput(big_text(size))
+
+    return big
+
+
 def _flood(size: int) -> Callable[[dict[str, Any]], Awaitable[ToolOutput]]:
     async def flood(arguments: dict[str, Any]) -> ToolOutput:
         assert _server is not None
@@ -134,6 +147,9 @@ def build_table(args: argparse.Namespace) -> ToolTable:
     if args.huge_result is not None:
         desc = f"Return {args.huge_result} bytes of text."
         table.add(ToolSpec("huge", desc, _huge(args.huge_result), _NO_ARGS))
+    if args.big_text is not None:
+        desc = f"Return {args.big_text} bytes of numbered lines."
+        table.add(ToolSpec("big_text", desc, _big_text(args.big_text), _NO_ARGS))
     if args.flood is not None:
         desc = f"Write {args.flood} bytes to stdout without a newline, then answer."
         table.add(ToolSpec("flood", desc, _flood(args.flood), _NO_ARGS))
@@ -215,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     flag("--junk-stdout", action="store_true", help="write a non-JSON line after init")
     flag("--huge-result", type=int, metavar="BYTES", help="tool `huge` returns BYTES of text")
+    flag("--big-text", type=int, metavar="BYTES", help="tool `big_text`: BYTES in numbered lines")
     flag("--flood", type=int, metavar="BYTES", help="tool `flood` writes BYTES, no newline")
     flag(
         "--invalid-schema",

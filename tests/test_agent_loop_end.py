@@ -25,7 +25,7 @@ class Host:
     def active(self) -> list[ToolEntry]:
         return []
 
-    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+    def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
         return "no tools"
 
     async def emit(self, event: Event) -> None:
@@ -86,7 +86,7 @@ class Tools(Host):
     def active(self) -> list[ToolEntry]:
         return self.registry.entries()
 
-    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+    def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
         entry = self.registry.get(name)
         return entry if entry is not None and name in offered else "not offered"
 

@@ -1,4 +1,4 @@
-"""MCP results and SDK errors become ToolResults the model can read, capped with a note."""
+"""MCP results and SDK errors become ToolResults the model can read, whole (the session cuts)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import anyio
 import mcp_types as types
 from mcp import MCPError
 
-from launcher.bridge.results import cap_text, describe_startup_error, from_call_result
+from launcher.bridge.results import describe_startup_error, from_call_result
 from launcher.bridge.results import from_exception as _from_exception
 
 
@@ -27,7 +27,7 @@ def test_text_structured_and_image_blocks_are_kept() -> None:
         structured_content={"count": 2},
     )
 
-    out = from_call_result(result, 1000)
+    out = from_call_result(result)
 
     assert out.content == "two issues\n[image: image/png, 100 bytes, not shown]"
     assert out.structured == {"count": 2}
@@ -37,16 +37,16 @@ def test_text_structured_and_image_blocks_are_kept() -> None:
 def test_structured_only_result_is_shown_as_json_and_errors_stay_errors() -> None:
     result = types.CallToolResult(content=[], structured_content={"ok": False}, is_error=True)
 
-    out = from_call_result(result, 1000)
+    out = from_call_result(result)
 
     assert (out.content, out.is_error) == ('{"ok": false}', True)
 
 
-def test_cap_cuts_at_a_byte_limit_without_splitting_characters_and_says_how_much() -> None:
-    text = "é" * 10  # 20 bytes of UTF-8
+def test_a_large_result_is_returned_whole() -> None:
+    text = "é" * 100_000
+    result = types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
-    assert cap_text(text, 20) == text
-    assert cap_text(text, 5) == "éé\n[output truncated: showed 5 of 20 bytes]"
+    assert from_call_result(result).content == text
 
 
 def test_every_call_failure_has_a_clear_message() -> None:

@@ -56,13 +56,15 @@ class SubAgent(RunState):
     """Owned by an MCP task: dropped after the task's ttl, not by KEEP_ENDED."""
 
     def snapshot(self) -> dict[str, Any]:
-        """The structured result: agent_id, status, result, usage, turns (and error)."""
+        """The structured result: agent_id, status, result, usage, turns, session_id (the
+        stored session, for `resume`), and error."""
         out = {
             "agent_id": self.id,
             "status": self.status,
             "result": self.result,
             "usage": self.usage,
             "turns": self.turns,
+            "session_id": self.session_id,
         }
         if self.error:
             out["error"] = self.error
@@ -108,8 +110,10 @@ class SubagentManager:
         model: str | None,
         max_turns: int | None,
         workspace: Path | None = None,
+        resume: str | None = None,
     ) -> SubAgent:
-        """Queue a sub-agent; it runs as soon as a slot is free."""
+        """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
+        as a slot is free."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
         self.agents[entry.id] = entry
         job = Job(
@@ -121,6 +125,7 @@ class SubagentManager:
             config_dir=str(self._config_dir) if self._config_dir else None,
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
+            resume=resume,
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

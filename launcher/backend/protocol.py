@@ -32,6 +32,8 @@ class Job:
     """The tree's bound inherited from the parents (None: the agent's own)."""
     no_lock: bool = False
     """Ignore the config's lock file (`serve --no-lock`)."""
+    resume: str | None = None
+    """A stored session's id: the run continues it, `prompt` being the follow-up."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -46,6 +46,13 @@ TOOLS: list[types.Tool] = [
                 "model": {"type": "string", "description": "PROVIDER:MODEL or scripted:PATH."},
                 "background": {"type": "boolean", "default": False},
                 "max_turns": {"type": "integer", "minimum": 1},
+                "resume": {
+                    "type": "string",
+                    "description": (
+                        "Continue a stored session (its session_id, or `last`) with prompt as "
+                        "the follow-up; the agent is the stored one."
+                    ),
+                },
             },
             "required": ["prompt"],
         },
@@ -92,6 +99,18 @@ def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallTo
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=structured
     )
+
+
+def _stored(ref: str, agent: Any) -> Any:
+    """The stored session a `resume` names (checked here, so a bad id fails the call at once)."""
+    from launcher.errors import UsageError
+    from launcher.state import state_home
+    from launcher.store.history import load_resumable
+
+    stored = load_resumable(state_home(), ref)
+    if agent and agent != stored.agent:
+        raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
+    return stored
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -154,6 +173,10 @@ class SubagentServer:
         prompt = str(args["prompt"])
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
+        model, resume = args.get("model"), args.get("resume")
+        if resume:
+            stored = _stored(str(resume), args.get("agent"))
+            agent, resume, model = stored.agent, stored.id, model or stored.model
         config = self._config()
         resolve_request(config, agent, ext)
         max_turns = args.get("max_turns")
@@ -161,8 +184,9 @@ class SubagentServer:
             prompt,
             agent=agent,
             ext=ext,
-            model=args.get("model"),
+            model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
+            resume=resume or None,
         )
 
     async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:

@@ -88,6 +88,8 @@ async def run_job(job: Job) -> str:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
     from launcher.config.discovery import load_config
+    from launcher.state import state_home
+    from launcher.store.history import load_resumable
 
     bus = EventBus()
     bus.subscribe(jsonl_sink(sys.stdout))
@@ -96,15 +98,19 @@ async def run_job(job: Job) -> str:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read_control, control)
         try:
-            config = load_config(Path(job.config_dir) if job.config_dir else None, cwd=workspace)
+            history = load_resumable(state_home(), job.resume) if job.resume else None
+            config_dir = Path(job.config_dir) if job.config_dir else None
+            config = load_config(config_dir, cwd=workspace)
             session = assemble_session(
                 config,
-                job.agent,
+                history.agent if history is not None else job.agent,
                 ext=job.ext,
                 workspace=workspace,
                 bus=bus,
                 delegate=_delegate(config, job, workspace),
                 lock=not job.no_lock,
+                config_dir=config_dir,
+                session_id=history.id if history is not None else None,
             )
             control.session = session
             status = await run_agent(
@@ -113,6 +119,7 @@ async def run_job(job: Job) -> str:
                 model=job.model,
                 max_turns=job.max_turns,
                 on_loop=control.attach,
+                history=history,
             )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = "error"

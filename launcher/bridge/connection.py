@@ -149,7 +149,7 @@ class McpConnection:
             )
             failed.content = self._redact(failed.content)
             return failed
-        return sdk.from_call_result(result, self.spec.max_result_bytes)
+        return sdk.from_call_result(result)
 
     def _unavailable(self) -> str:
         if self.state is ServerPhase.FAILED and self.error:

@@ -39,27 +39,17 @@ def _block_text(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content, not shown]"
 
 
-def cap_text(text: str, limit: int) -> str:
-    """Cut `text` to at most `limit` bytes of UTF-8, with a note saying how much was cut."""
-    if len(text) * 4 <= limit:
-        return text  # no character takes more than 4 bytes: no need to encode to know
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    kept = data[:limit].decode("utf-8", "ignore")
-    return f"{kept}\n[output truncated: showed {limit} of {len(data)} bytes]"
+def from_call_result(result: types.CallToolResult) -> ToolResult:
+    """A server's CallToolResult as a ToolResult: text, structured content, media notes.
 
-
-def from_call_result(result: types.CallToolResult, limit: int) -> ToolResult:
-    """A server's CallToolResult as a ToolResult: text, structured content, media notes."""
+    Whole: the session cuts what the model is shown and keeps the rest (store/spill.py).
+    """
     parts = [_block_text(block) for block in result.content]
     structured = result.structured_content
     if structured is not None and not any(isinstance(b, types.TextContent) for b in result.content):
         parts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(parts)
-    return ToolResult(
-        content=cap_text(text, limit), is_error=bool(result.is_error), structured=structured
-    )
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured)
 
 
 def from_exception(

@@ -28,10 +28,11 @@ EXIT_EOF_GRACE_S = 0.5
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """One JSON-RPC message per line; a longer line fails the server.
 
-Not the spec's max_result_bytes (64 KiB by default): that caps what the model is shown,
-after a large result has arrived whole and been cut, and tools/list replies of big servers
-exceed it too. 64 MiB is far above any honest message yet bounds what one server can make
-the launcher buffer (the line, its decoded text and the parsed message, a few times this).
+Not the spec's max_result_bytes (64 KiB by default): that caps what the model is shown
+after a large result has arrived whole (the rest is kept in a file), and tools/list replies
+of big servers exceed it too. 64 MiB is far above any honest message yet bounds what one
+server can make the launcher buffer (the line, its decoded text and the parsed message, a
+few times this).
 """
 
 

@@ -6,13 +6,11 @@ from typing import Annotated
 
 import typer
 
+from launcher.cli.logcmd import LOG_DEFAULT_N
 from launcher.cli.options import (
     JsonFlag,
     exit_with,
 )
-
-LOG_DEFAULT_N = 20
-"""`subagent log` lists this many sessions unless `-n` says otherwise."""
 
 
 def log(

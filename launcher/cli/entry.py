@@ -2,7 +2,8 @@
 
 A command that runs sessions re-executes itself at once when credential-named variables
 are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
-second import of the CLI; `--help`, `agents` and `servers` never re-execute.
+second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` with
+plain arguments runs without typer at all (logcmd.parse_fast).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ SESSION_COMMANDS = frozenset(("spawn", "tools", "serve", "check", "lock", "batch
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    if args[:1] == ["log"] and "--help" not in args:
+        _fast_log(args[1:])
     if args and args[0] in SESSION_COMMANDS and "--help" not in args:
         from launcher.procs.hidden import reexec_early, restore
 
@@ -24,3 +27,14 @@ def main() -> None:
     from launcher.cli.app import main as app_main
 
     app_main()
+
+
+def _fast_log(args: list[str]) -> None:
+    """Run `subagent log` without typer when its arguments are plain; else return."""
+    from launcher.cli.logcmd import parse_fast, run_log
+
+    keywords = parse_fast(args)
+    if keywords is not None:
+        from launcher.cli.run import finish, guarded
+
+        finish(guarded(lambda: run_log(**keywords)))

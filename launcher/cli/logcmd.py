@@ -9,6 +9,44 @@ from typing import Any
 from launcher.errors import UsageError
 from launcher.state import state_home
 
+LOG_DEFAULT_N = 20
+"""`subagent log` lists this many sessions unless `-n` says otherwise."""
+_VALUED = {"-n": "n", "-q": "query", "--query": "query", "--older-than": "older_than"}
+_FLAGS = {"--usage": "usage", "--json": "json_out"}
+
+
+def parse_fast(args: list[str]) -> dict[str, Any] | None:
+    """`log`'s arguments as run_log's keywords, or None for anything unusual (typer decides).
+
+    The console script runs `log` through this before typer loads: typer coerces every
+    option through pydantic, whose import alone would double the command's time.
+    """
+    out: dict[str, Any] = {"ref": None, "n": LOG_DEFAULT_N, "query": None, "usage": False}
+    out.update(older_than=None, json_out=False)
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in _FLAGS and not eq:
+            out[_FLAGS[name]] = True
+        elif name in _VALUED or (arg.startswith("-n") and arg[2:].isdigit()):
+            if arg.startswith("-n") and len(arg) > 2:
+                name, eq, value = "-n", "=", arg[2:]
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            out[_VALUED[name]] = value
+        elif arg.startswith("-") or out["ref"] is not None:
+            return None  # an unknown option, `--`, or a second argument: typer's message
+        else:
+            out["ref"] = arg
+    n = str(out["n"])
+    if not n.isdigit() or int(n) < 1:
+        return None
+    out["n"] = int(n)
+    return out
+
 
 def run_log(
     ref: str | None,
@@ -19,10 +57,34 @@ def run_log(
     older_than: str | None,
     json_out: bool,
 ) -> int:
-    """List, show, search, total or prune the stored sessions; 0, or 2 on bad usage."""
+    """List, show, search, total or prune the stored sessions; 0, 2 on bad usage, 1 if the
+    store cannot be read (locked for too long, damaged)."""
+    import sqlite3
+
+    from launcher.errors import RunError
+    from launcher.store.db import db_path
+
+    try:
+        return _run_log(
+            ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out
+        )
+    except sqlite3.Error as exc:
+        raise RunError(f"session store {db_path(state_home())}: {exc}") from exc
+
+
+def _run_log(
+    ref: str | None,
+    *,
+    n: int,
+    query: str | None,
+    usage: bool,
+    older_than: str | None,
+    json_out: bool,
+) -> int:
     from launcher.cli import render, views
     from launcher.store import query as q
     from launcher.store.db import connect
+    from launcher.store.runlock import mark_interrupted
 
     if ref == "prune":
         if older_than is None:
@@ -30,7 +92,8 @@ def run_log(
         seconds = q.parse_age(older_than)
     elif older_than is not None:
         raise UsageError("--older-than goes with `subagent log prune`")
-    conn = connect(state_home(), create=ref == "prune")
+    home = state_home()
+    conn = connect(home, create=ref == "prune")
     if conn is None:
         return _empty(ref, usage=usage, json_out=json_out)
     try:
@@ -42,10 +105,12 @@ def run_log(
             _out(rows, json_out, lambda: render.print_usage(rows))
         elif ref is not None:
             conv = q.conversation(conn, q.resolve_id(conn, ref))
+            mark_interrupted(home, [conv])
             collapse = sys.stdout.isatty()
             _out(conv, json_out, lambda: render.print_conversation(conv, collapse=collapse))
         else:
             sessions = q.search(conn, query, n) if query else q.recent(conn, n)
+            mark_interrupted(home, sessions)
             _out(sessions, json_out, lambda: render.print_log_table(views.log_table_rows(sessions)))
     finally:
         conn.close()

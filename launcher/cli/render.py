@@ -239,14 +239,25 @@ def _indent(text: str, *, collapse: bool) -> str:
     return "\n".join("    " + line for line in lines)
 
 
+USAGE_COLUMNS = (
+    ("MODEL", "model"),
+    ("SESSIONS", "sessions"),
+    ("TURNS", "turns"),
+    ("INPUT", "input_tokens"),
+    ("OUTPUT", "output_tokens"),
+    ("TOOL_CALLS", "tool_calls"),
+    ("SECONDS", "duration_s"),
+)
+
+
 def print_usage(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
-    """`subagent log --usage` for people: totals per model."""
-    out.write("MODEL  SESSIONS  TURNS  INPUT  OUTPUT  TOOL_CALLS  DURATION_S\n")
-    for r in rows:
-        out.write(
-            f"{r['model'] or '?'}  {r['sessions']}  {r['turns']}  {r['input_tokens']}"
-            f"  {r['output_tokens']}  {r['tool_calls']}  {r['duration_s']}\n"
-        )
+    """`subagent log --usage` for people: totals per model, in aligned columns."""
+    cells = [[head for head, _ in USAGE_COLUMNS]] + [
+        [str(r[key]) if r[key] not in (None, "") else "?" for _, key in USAGE_COLUMNS] for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(USAGE_COLUMNS))]
+    for row in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
 class CheckBar(LiveLine):

@@ -250,18 +250,10 @@ def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace:
 
 def load_resume(ref: str) -> Any:
     """`spawn --resume REF`: the stored session (agent, config dir, history); UsageError if none."""
-    from launcher.errors import UsageError
     from launcher.state import state_home
-    from launcher.store.db import connect
-    from launcher.store.history import load_session
+    from launcher.store.history import load_resumable
 
-    conn = connect(state_home(), create=False)
-    if conn is None:
-        raise UsageError("no stored sessions yet: nothing to --resume")
-    try:
-        return load_session(conn, ref)
-    finally:
-        conn.close()
+    return load_resumable(state_home(), ref)
 
 
 def run_check(

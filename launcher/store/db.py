@@ -8,7 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 DB_NAME = "logs.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -59,6 +63,15 @@ MIGRATIONS: tuple[str, ...] = (
             VALUES ('delete', old.id, old.content);
     END;
     """,
+    # 2: the full-text index is filled in batches, not by a trigger per message: one FTS
+    # segment per batch instead of one per turn's commit (a third of the store's cost).
+    # `fts_progress` says how far it reaches; messages past it are indexed by the next
+    # batch (a session's end, or `log -q` / `log prune`, which index whatever is left).
+    """
+    DROP TRIGGER messages_ai;
+    CREATE TABLE fts_progress (indexed_to INTEGER NOT NULL);
+    INSERT INTO fts_progress(indexed_to) SELECT coalesce(max(id), 0) FROM messages;
+    """,
 )
 """Step N brings the schema from version N-1 to N; never edit a shipped step, append one."""
 
@@ -69,8 +82,11 @@ def db_path(home: Path) -> Path:
     return home / DB_NAME
 
 
-def connect(home: Path, *, create: bool = True) -> sqlite3.Connection | None:
-    """The store at `home/logs.db`, migrated to SCHEMA_VERSION; None if absent and not `create`."""
+def connect(home: Path, *, create: bool = True, shared: bool = False) -> sqlite3.Connection | None:
+    """The store at `home/logs.db`, migrated to SCHEMA_VERSION; None if absent and not `create`.
+
+    `shared`: usable from any thread (the caller serialises its use).
+    """
     path = db_path(home)
     if not path.exists():
         if not create:
@@ -79,7 +95,9 @@ def connect(home: Path, *, create: bool = True) -> sqlite3.Connection | None:
         # Created 0600 before sqlite opens it: prompts and results may be private.
         with contextlib.suppress(FileExistsError):
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=not shared
+    )
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode=WAL")
@@ -115,6 +133,38 @@ def migrate(conn: sqlite3.Connection) -> int:
         conn.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def index_new(conn: sqlite3.Connection) -> int:
+    """Add every message past `fts_progress` to the full-text index; how many were added.
+
+    Runs inside the caller's write transaction: with the write lock held, every message
+    id is committed, and ids grow in commit order, so the indexed messages stay a prefix.
+    """
+    (done,) = conn.execute("SELECT indexed_to FROM fts_progress").fetchone()
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
+    if top <= done:
+        return 0
+    conn.execute(
+        "INSERT INTO messages_fts(rowid, content)"
+        " SELECT id, content FROM messages WHERE id > ? AND id <= ?",
+        (done, top),
+    )
+    conn.execute("UPDATE fts_progress SET indexed_to=?", (top,))
+    return int(top - done)
+
+
+def write(conn: sqlite3.Connection, body: Callable[[], T]) -> T:
+    """Run `body` in one write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on error)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        out = body()
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return out
 
 
 def _statements(script: str) -> list[str]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from launcher.errors import RunError, UsageError
 from launcher.models.base import Message, ToolCall
+from launcher.store.db import connect, db_path
 from launcher.store.query import messages, resolve_id
+from launcher.store.runlock import is_alive
 
 INTERRUPTED = "Interrupted: the launcher ended before this call finished; it may not have run."
 """The answer a resume gives a call whose result was never stored (a killed run)."""
@@ -24,6 +28,26 @@ class StoredSession:
     workspace: str | None
     turns: int
     messages: list[Message] = field(default_factory=list)
+
+
+def load_resumable(home: Path, ref: str) -> StoredSession:
+    """The stored session `ref` under `home`, to continue; UsageError if none or still running.
+
+    RunError if the store cannot be read (damaged, or locked for too long).
+    """
+    try:
+        conn = connect(home, create=False)
+        if conn is None:
+            raise UsageError("no stored sessions yet: nothing to resume")
+        try:
+            stored = load_session(conn, ref)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise RunError(f"session store {db_path(home)}: {exc}") from exc
+    if is_alive(home, stored.id):
+        raise UsageError(f"session {stored.id} is still running; resume it once it has ended")
+    return stored
 
 
 def load_session(conn: sqlite3.Connection, ref: str) -> StoredSession:

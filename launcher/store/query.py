@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from launcher.errors import UsageError
+from launcher.store.db import index_new, write
 
 LIST_COLUMNS = (
     "id, agent, model, status, turns, input_tokens, output_tokens, tool_calls,"
@@ -71,29 +72,29 @@ def recent(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
 def search(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, Any]]:
     """Sessions whose prompts, answers or tool results match `text` (FTS5), newest first.
 
-    Each row carries `match`: a snippet of the best-ranked matching message.
+    Each row carries `match`: a snippet of the session's first matching message. Snippets
+    are made for the listed sessions only (a common word matches every session).
     """
     query = _fts_query(text)
     if not query:
         return []
-    hits = conn.execute(
-        "SELECT m.session AS session, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
-        " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-        " WHERE messages_fts MATCH ? ORDER BY rank",
-        (query,),
-    ).fetchall()
-    snippets: dict[str, str] = {}
-    for hit in hits:
-        snippets.setdefault(hit["session"], hit["snip"])
-    if not snippets:
-        return []
-    marks = ", ".join("?" * len(snippets))
+    write(conn, lambda: index_new(conn))  # what running or killed sessions left unindexed
     rows = conn.execute(
-        f"SELECT {LIST_COLUMNS} FROM sessions WHERE id IN ({marks})"
-        " ORDER BY started DESC, id DESC LIMIT ?",
-        (*snippets, limit),
+        f"SELECT {LIST_COLUMNS} FROM sessions WHERE id IN ("
+        " SELECT m.session FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        " WHERE messages_fts MATCH ?) ORDER BY started DESC, id DESC LIMIT ?",
+        (query, limit),
     ).fetchall()
-    return [{**session_row(r), "match": snippets[r["id"]]} for r in rows]
+    out = []
+    for row in rows:
+        snip = conn.execute(
+            "SELECT snippet(messages_fts, 0, '[', ']', '…', 12) FROM messages_fts"
+            " WHERE messages_fts MATCH ? AND rowid IN (SELECT id FROM messages WHERE session=?)"
+            " ORDER BY rowid LIMIT 1",
+            (query, row["id"]),
+        ).fetchone()
+        out.append({**session_row(row), "match": snip[0] if snip else ""})
+    return out
 
 
 def _fts_query(text: str) -> str:
@@ -154,16 +155,16 @@ def usage_by_model(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = None) -> int:
     """Delete sessions started more than `older_than_s` ago (their messages too); the count."""
     cutoff = (time.time() if now is None else now) - older_than_s
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+
+    def delete() -> int:
+        # The index's delete trigger needs each deleted message indexed: catch up first.
+        index_new(conn)
         ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started < ?", (cutoff,))]
         conn.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in ids])
         conn.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in ids])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return len(ids)
+        return len(ids)
+
+    return write(conn, delete)
 
 
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

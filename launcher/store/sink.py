@@ -3,6 +3,10 @@
 Rows are buffered and committed in one short transaction at each boundary (a prompt,
 the model's reply, a turn's end, the agent's end), so a SIGKILL loses at most the tool
 results of the turn in flight, and no write lock is held while tools run.
+
+Sinks of one process share one connection per store, kept open: closing the last
+connection to a WAL database checkpoints it (an fsync, about half of a short session's
+store cost); left open, SQLite's autocheckpoint does that work once per ~1000 pages.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,9 +30,34 @@ from launcher.events import (
     TurnEnd,
     UserMessage,
 )
-from launcher.store.db import connect
+from launcher.store.db import connect, index_new, write
+from launcher.store.runlock import RunLock, lock_path
 
 Write = tuple[str, tuple[Any, ...]]
+
+_SHARED: dict[Path, sqlite3.Connection] = {}
+_SHARED_LOCK = threading.Lock()
+"""Sinks on two threads' event loops must not interleave their transactions."""
+
+
+def shared_connection(home: Path) -> sqlite3.Connection:
+    """This process's connection to the store at `home`, opened (and migrated) on first use."""
+    with _SHARED_LOCK:
+        conn = _SHARED.get(home)
+        if conn is None:
+            conn = connect(home, shared=True)
+            assert conn is not None
+            _SHARED[home] = conn
+        return conn
+
+
+def forget_connection(home: Path) -> None:
+    """Drop a connection that failed, so the next session opens a fresh one."""
+    with _SHARED_LOCK:
+        conn = _SHARED.pop(home, None)
+    if conn is not None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
 
 class StoreSink:
@@ -40,18 +70,23 @@ class StoreSink:
         self._conn: sqlite3.Connection | None = None
         self._pending: list[Write] = []
         self._session: str | None = None
-        self._base = {"input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "duration_s": 0.0}
+        # Seconds stored by earlier processes (a resume), and when this process's run began.
+        self._base_duration = 0.0
+        self._run_start: float | None = None
         self._broken = False
         self._start: SessionStart | None = None
+        self._lock: RunLock | None = None
 
     async def __call__(self, event: Event) -> None:
         if self._broken:
             return
         try:
             self._handle(event)
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
+            if self._conn is not None:
+                forget_connection(self.home)
             self._close()
 
     def _handle(self, event: Event) -> None:
@@ -66,7 +101,7 @@ class StoreSink:
             UserMessage: self._on_user,
             AssistantMessage: self._on_assistant,
             ToolResultEvent: self._on_tool_result,
-            TurnEnd: lambda e: self._flush(),
+            TurnEnd: self._on_turn_end,
             AgentEnd: self._on_agent_end,
             SessionEnd: self._on_session_end,
         }
@@ -78,21 +113,27 @@ class StoreSink:
         # Opened at the first agent run, so `tools`, `check` and `lock` sessions leave no row.
         if self._conn is None:
             self._open(e)
+        if self._run_start is None:
+            self._run_start = e.ts
         self._pending.append(("UPDATE sessions SET model=? WHERE id=?", (e.model, self._session)))
 
     def _open(self, e: AgentStart) -> None:
         start = self._start
         if start is None:
             return
-        self._conn = connect(self.home)
+        # Held while this process writes the session: `log` tells a live run from a killed one.
+        self._lock = RunLock(lock_path(self.home, start.session_id))
+        if not self._lock.acquire():
+            self._broken = True  # another live process writes this session; never interleave
+            return
+        self._conn = shared_connection(self.home)
         self._session = start.session_id
         assert self._conn is not None
         row = self._conn.execute(
-            "SELECT input_tokens, output_tokens, tool_calls, duration_s FROM sessions WHERE id=?",
-            (start.session_id,),
+            "SELECT duration_s FROM sessions WHERE id=?", (start.session_id,)
         ).fetchone()
         if row is not None:  # a resume in a new process continues the same record
-            self._base = dict(zip(self._base, tuple(row), strict=True))
+            self._base_duration = float(row[0])
             self._pending.append(
                 ("UPDATE sessions SET status='running', ended=NULL WHERE id=?", (self._session,))
             )
@@ -116,10 +157,21 @@ class StoreSink:
         self._flush()
 
     def _on_assistant(self, e: AssistantMessage) -> None:
+        # Tokens and calls are counted as each reply is committed: a killed run keeps them.
         calls = json.dumps(e.tool_calls, ensure_ascii=False, default=str) if e.tool_calls else None
         self._message(e.turn, "assistant", e.text, e.ts, tool_calls=calls)
         self._pending.append(
-            ("UPDATE sessions SET turns=max(turns, ?) WHERE id=?", (e.turn, self._session))
+            (
+                "UPDATE sessions SET turns=max(turns, ?), input_tokens=input_tokens+?,"
+                " output_tokens=output_tokens+?, tool_calls=tool_calls+? WHERE id=?",
+                (
+                    e.turn,
+                    int(e.usage.get("input_tokens", 0)),
+                    int(e.usage.get("output_tokens", 0)),
+                    len(e.tool_calls),
+                    self._session,
+                ),
+            )
         )
         self._flush()
 
@@ -128,21 +180,25 @@ class StoreSink:
             e.turn, "tool", e.content, e.ts, tool_call_id=e.id, name=e.name, is_error=e.is_error
         )
 
+    def _on_turn_end(self, e: TurnEnd) -> None:
+        self._pending.append(
+            ("UPDATE sessions SET duration_s=? WHERE id=?", (self._duration(e.ts), self._session))
+        )
+        self._flush()
+
+    def _duration(self, now: float) -> float:
+        """Seconds over every process's run of this session, up to `now`."""
+        return round(self._base_duration + now - (self._run_start or now), 3)
+
     def _on_agent_end(self, e: AgentEnd) -> None:
-        usage = {k: e.usage.get(k, 0) for k in self._base}
-        total = {k: self._base[k] + usage[k] for k in self._base}
         self._pending.append(
             (
-                "UPDATE sessions SET status=?, result=?, error=?, input_tokens=?,"
-                " output_tokens=?, tool_calls=?, duration_s=?, usage=? WHERE id=?",
+                "UPDATE sessions SET status=?, result=?, error=?, duration_s=?, usage=? WHERE id=?",
                 (
                     e.status,
                     e.result,
                     e.error,
-                    total["input_tokens"],
-                    total["output_tokens"],
-                    total["tool_calls"],
-                    round(total["duration_s"], 3),
+                    self._duration(e.ts),
                     json.dumps(e.usage),
                     self._session,
                 ),
@@ -158,7 +214,7 @@ class StoreSink:
                 (e.ts, "error" if e.error else "ended", e.error, self._session),
             )
         )
-        self._flush()
+        self._flush(index=True)
         self._close()
 
     def _message(self, turn: int, role: str, content: str, ts: float, **extra: Any) -> None:
@@ -167,22 +223,24 @@ class StoreSink:
         marks = ", ".join("?" * len(cols))
         self._pending.append((f"INSERT INTO messages({', '.join(cols)}) VALUES ({marks})", values))
 
-    def _flush(self) -> None:
-        if self._conn is None or not self._pending:
+    def _flush(self, *, index: bool = False) -> None:
+        """Commit what is pending in one transaction; `index` also brings the search index up."""
+        if self._conn is None or not (self._pending or index):
             return
+        conn = self._conn
         writes, self._pending = self._pending, []
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+
+        def body() -> None:
             for sql, args in writes:
-                self._conn.execute(sql, args)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            raise
+                conn.execute(sql, args)
+            if index:
+                index_new(conn)
+
+        with _SHARED_LOCK:
+            write(conn, body)
 
     def _close(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
+        self._conn = None  # the shared connection stays open for the next session
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None

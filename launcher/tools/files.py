@@ -84,12 +84,25 @@ def _replace_contents(fd: int, data: bytes) -> None:
         offset += os.pwrite(fd, view[offset:], offset)
 
 
-def read_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
-    """Lines of a text file, numbered from 1 as `cat -n` does, from `offset` for `limit` lines."""
+def readable(ws: Workspace, also: Workspace | None, path: str) -> tuple[Workspace, Path]:
+    """Where `read` finds `path`: the workspace, or `also` (read only) when given in full there."""
+    if also is not None and os.path.isabs(path):
+        if Path(os.path.realpath(path)).is_relative_to(also.root):
+            return also, also.resolve(path)
+    return ws, ws.resolve(path)
+
+
+def read_file(
+    ws: Workspace, args: dict[str, Any], cap: int, *, also: Workspace | None = None
+) -> ToolResult:
+    """Lines of a text file, numbered from 1 as `cat -n` does, from `offset` for `limit` lines.
+
+    `also` is a second root `read` alone may use: where oversized results were saved.
+    """
     path = get_str(args, "path")
     offset = get_int(args, "offset", 1, minimum=1)
     limit = get_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
-    real = ws.resolve(path)
+    ws, real = readable(ws, also, path)
     text = load_text(ws, real)
     lines = text.splitlines()
     if not lines:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ _PATH = {"type": "string", "description": "Path relative to the workspace root."
 _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "read": (
         "Read a text file. Returns its lines numbered from 1 (line number, tab, text). "
-        "Use offset/limit for long files; binary and very large files are refused.",
+        "Use offset/limit for long files; binary and very large files are refused. "
+        "Also reads, by the full path given, a tool result that was too large to show.",
         _schema(
             ["path"],
             path=_PATH,
@@ -111,11 +113,13 @@ def builtin_entries(
     bash_timeout: float = 120.0,
     output_cap: int = 64 * 1024,
     group_guard: GroupGuard | None = None,
+    results: Path | None = None,
 ) -> list[ToolEntry]:
     """Entries for the requested built-ins, in BUILTIN_TOOLS order.
 
     `group_guard` (the session's watchdog) keeps bash's process groups from outliving
-    a launcher that is killed mid-call.
+    a launcher that is killed mid-call. `results` (the session's saved oversized
+    results) is a directory `read`, and only `read`, may also read.
 
     Unknown names raise ValueError (config validation should have caught them).
     """
@@ -131,6 +135,10 @@ def builtin_entries(
         description, schema = _SPECS[name]
         if name == "bash":
             call = _bash_caller(ws, bash_timeout, output_cap, group_guard)
+        elif name == "read" and results is not None:
+            also = Workspace(results)
+            run = partial(read_file, also=also)
+            call = _file_caller(name, run, ws, output_cap)
         else:
             call = _file_caller(name, _FILE_TOOLS[name], ws, output_cap)
         entries.append(ToolEntry(name, "builtin", name, description, schema, call))

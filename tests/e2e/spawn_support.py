@@ -37,9 +37,16 @@ class SpawnRun:
         return [e for e in self.of_type("tool_result") if e["name"] == call_name]
 
 
-def spawn(config: Path, script: Path, *args: str, state: Path, cwd: Path | None = None) -> SpawnRun:
+def spawn(
+    config: Path,
+    script: Path,
+    *args: str,
+    state: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> SpawnRun:
     """Run `subagent spawn --json --config-dir CONFIG --model scripted:SCRIPT ARGS...`."""
-    env = {**os.environ, "SUBAGENT_HOME": str(state)}
+    env = {**os.environ, **(env or {}), "SUBAGENT_HOME": str(state)}
     proc = subprocess.run(
         [
             sys.executable,

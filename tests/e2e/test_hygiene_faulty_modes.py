@@ -93,7 +93,11 @@ def test_every_faulty_mode_is_reported_and_leaves_no_process(
     )
     is_error, huge = result(1, "broken__huge")
     assert not is_error
-    assert huge == "x" * CAP + f"\n[output truncated: showed {CAP} of {HUGE} bytes]"
+    head, note = huge.split("\n[result cut: ")
+    assert len(huge.encode()) <= CAP and set(head) == {"x"}
+    assert note.startswith(f"{HUGE} bytes, over this server's max_result_bytes ({CAP})")
+    (saved,) = (subagent.home / "sessions").glob("*/results/call_1_*.txt")
+    assert saved.read_text() == "x" * HUGE
     assert result(1, "broken__hang") == (
         True,
         "Tool 'hang' on server 'broken' timed out after 1 s (the request was cancelled).",

@@ -1,0 +1,83 @@
+"""Whether a stored session's process is still alive: a lock file its writer holds.
+
+The process that writes a session holds an exclusive `flock` on `sessions/ID/running.lock`
+until the session ends; the kernel drops it when that process dies, SIGKILL included. A
+session stored as `running` whose lock nobody holds is shown as `interrupted`, and may be
+resumed; one whose lock is held is refused a second writer. Stdlib only (`log` reads it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from launcher.state import PRIVATE_FILE_MODE
+
+LOCK_NAME = "running.lock"
+INTERRUPTED = "interrupted"
+"""The status `log` shows for a session left `running` by a process that is gone."""
+ACQUIRE_TRIES = 50
+ACQUIRE_PAUSE_S = 0.01
+"""A `log` probing the lock holds it for microseconds: a writer retries for up to 0.5 s."""
+
+
+def lock_path(home: Path, session_id: str) -> Path:
+    return home / "sessions" / session_id / LOCK_NAME
+
+
+class RunLock:
+    """The writer's side: held from the session's first row to its end (or the process's)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock; False if another live process holds it (it is writing this session)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+        for _ in range(ACQUIRE_TRIES):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(ACQUIRE_PAUSE_S)
+                continue
+            self._fd = fd
+            return True
+        os.close(fd)
+        return False
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def is_alive(home: Path, session_id: str) -> bool:
+    """True when a live process holds the session's lock (it is running now)."""
+    try:
+        fd = os.open(lock_path(home, session_id), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def mark_interrupted(home: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Rows stored as `running` whose process is gone get the status `interrupted`."""
+    for row in rows:
+        if row.get("status") == "running" and not is_alive(home, row["id"]):
+            row["status"] = INTERRUPTED
