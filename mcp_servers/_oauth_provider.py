@@ -9,6 +9,7 @@ Tests read its counters and every secret it ever issued, to grep for leaks.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ class Counters:
     """What the token endpoint did, for tests that prove who refreshed how often."""
 
     registrations: int = 0
+    grants: int = 0
+    """Every access token issued (code, refresh or minted); numbers each token."""
     code_grants: int = 0
     refresh_grants: int = 0
     refresh_refused: int = 0
@@ -143,13 +146,17 @@ class AutoApproveProvider:
     def _grant(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = self._issue("at"), self._issue("rt")
         expires_at = time.time() + self.access_ttl_s
+        self.counters.grants += 1
         self.access[access] = AccessToken(
             token=access,
             client_id=client_id,
             scopes=scopes,
-            expires_at=int(expires_at),
+            # Rounded up: the token lives at least its lifetime, never a moment less.
+            expires_at=math.ceil(expires_at),
             resource=resource,
             subject="tester",
+            # Its serial number: `whoami` shows it, so a test sees which grant a call used.
+            claims={"grant": self.counters.grants},
         )
         self.refresh[refresh] = RefreshToken(
             token=refresh,
@@ -164,6 +171,11 @@ class AutoApproveProvider:
             scope=" ".join(scopes) or None,
             refresh_token=refresh,
         )
+
+    def mint(self, client_id: str, scopes: list[str]) -> str:
+        """An access token issued out of band (a CI secret), for `client_id`, bound to the
+        resource; it lives `access_ttl_s` like any other."""
+        return self._grant(client_id, scopes, self.resource).access_token
 
     def revoke_refresh_tokens(self) -> int:
         """Forget every live refresh token (the test's "the user revoked access"); how many."""

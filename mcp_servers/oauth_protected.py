@@ -11,7 +11,8 @@ and `echo`, and stops on stdin EOF or after `--lifetime` seconds.
 Admin endpoints (no auth; loopback test fixture only):
 `GET /admin/stats` counters; `GET /admin/issued` every secret it issued (a leak search
 greps for each); `POST /admin/revoke-refresh` forgets every refresh token;
-`POST /admin/expire-access` expires every access token now.
+`POST /admin/expire-access` expires every access token now; `POST /admin/mint?client_id=C`
+issues an access token out of band (what a CI job is given as a secret).
 """
 
 from __future__ import annotations
@@ -84,11 +85,13 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
 
     @server.tool()
     def whoami() -> str:
-        """Who the bearer token says the caller is (client id and scopes; never the token)."""
+        """Who the bearer token says the caller is: client id, scopes and the serial number of
+        the grant that issued the token (never the token)."""
         token = get_access_token()
         if token is None:
             return "anonymous"
-        return f"client={token.client_id} subject={token.subject} scopes={','.join(token.scopes)}"
+        grant = (token.claims or {}).get("grant")
+        return f"client={token.client_id} scopes={','.join(token.scopes)} grant={grant}"
 
     @server.tool()
     def echo(text: str) -> str:
@@ -111,6 +114,11 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
     @server.custom_route("/admin/expire-access", methods=["POST"])
     async def expire_access(request: Request) -> JSONResponse:
         return JSONResponse({"expired": provider.expire_access_tokens()})
+
+    @server.custom_route("/admin/mint", methods=["POST"])
+    async def mint(request: Request) -> JSONResponse:
+        client_id = request.query_params.get("client_id", "ci")
+        return JSONResponse({"access_token": provider.mint(client_id, [REQUIRED_SCOPE])})
 
     return server.streamable_http_app(host="127.0.0.1"), provider
 

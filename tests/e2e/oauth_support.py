@@ -44,6 +44,13 @@ class OAuthFixture:
             "revoked"
         ]
 
+    def mint(self, client_id: str) -> str:
+        """An access token for `client_id` issued out of band (a CI job's secret)."""
+        reply = httpx.post(
+            f"{self.base}/admin/mint", params={"client_id": client_id}, timeout=ADMIN_TIMEOUT_S
+        )
+        return reply.json()["access_token"]
+
     def expire_access(self) -> int:
         return httpx.post(f"{self.base}/admin/expire-access", timeout=ADMIN_TIMEOUT_S).json()[
             "expired"

@@ -19,9 +19,10 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from tests.e2e.oauth_support import oauth_fixture
 
-ACCESS_TTL_S = 1.0
-EXPIRY_WAIT_S = 2.5
-"""Longer than the access token's lifetime (whole seconds on the server side) plus one."""
+ACCESS_TTL_S = 2.0
+"""Short, so a test outlives it; long enough for the call right after the code grant."""
+EXPIRY_WAIT_S = 3.5
+"""Longer than the access token's lifetime, rounded up to whole seconds, plus a margin."""
 TEST_LIMIT_S = 60.0
 
 
