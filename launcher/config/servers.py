@@ -8,9 +8,10 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlparse
 
 from launcher.config.expand import MASK, expand, has_reference, mask_secrets
-from launcher.config.types import ServerSpec
+from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.errors import ConfigError, ExpansionError
 
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024
@@ -20,7 +21,8 @@ _COMMON_FIELDS = frozenset(
     {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
-_HTTP_FIELDS = frozenset({"url", "headers"})
+_OAUTH_FIELDS = frozenset({"client_id", "client_secret", "scopes", "client_metadata_url"})
+_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | _OAUTH_FIELDS
 
 
 def load_servers(
@@ -112,6 +114,14 @@ def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
         shown["headers"] = {
             key: show(value, raw_headers.get(key)) for key, value in spec.headers.items()
         }
+        if spec.oauth is not None:
+            shown["auth"] = spec.auth
+            shown["oauth"] = {
+                "client_id": spec.oauth.client_id,
+                "client_secret": MASK if spec.oauth.client_secret is not None else None,
+                "scopes": list(spec.oauth.scopes),
+                "client_metadata_url": spec.oauth.client_metadata_url,
+            }
     shown.update(
         startup_timeout=spec.startup_timeout,
         tool_timeout=spec.tool_timeout,
@@ -129,6 +139,12 @@ def _show_env(value: str, raw_value: object, spec: ServerSpec) -> str:
     if any(secret in value for secret in spec.secrets) or not isinstance(raw_value, str):
         return MASK
     return value
+
+
+def _is_metadata_url(url: str) -> bool:
+    """An https URL with a non-root path: what a client ID metadata document URL must be."""
+    parsed = urlparse(url)
+    return parsed.scheme == "https" and bool(parsed.netloc) and parsed.path not in ("", "/")
 
 
 def _line_of(text: str, *keys: str) -> int | None:
@@ -207,16 +223,77 @@ class _ServerParser:
                 field=f"{name}.url",
             )
         headers = self.string_map(raw, "headers")
+        oauth = self.oauth(raw)
         return ServerSpec(
             name=name,
             type="http",
             url=url,
             headers=headers,
+            auth="oauth" if oauth is not None else None,
+            oauth=oauth,
             **common,
             source=self.path,
             raw=copy.deepcopy(raw),
             secrets=frozenset(self.secrets),
         )
+
+    def oauth(self, raw: dict) -> OAuthSettings | None:
+        """The `auth` field and its options; the options alone are a mistake, not ignored."""
+        kind = raw.get("auth")
+        if kind is None:
+            stray = next((key for key in raw if key in _OAUTH_FIELDS), None)
+            if stray is not None:
+                raise self.error(
+                    f'\'{stray}\' applies only with "auth": "oauth"',
+                    stray,
+                    field=f"{self.name}.{stray}",
+                )
+            return None
+        if kind != "oauth":
+            raise self.error(
+                f'expected "auth": "oauth", got {json.dumps(kind)}',
+                "auth",
+                field=f"{self.name}.auth",
+            )
+        metadata_url = self.string(raw, "client_metadata_url")
+        if metadata_url is not None and not _is_metadata_url(metadata_url):
+            raise self.error(
+                "expected an https:// URL with a path (the client ID metadata document)",
+                "client_metadata_url",
+                field=f"{self.name}.client_metadata_url",
+            )
+        client_secret = self.string(raw, "client_secret")
+        client_id = self.string(raw, "client_id")
+        if client_secret is not None and client_id is None:
+            raise self.error(
+                "'client_secret' needs 'client_id'",
+                "client_secret",
+                field=f"{self.name}.client_secret",
+            )
+        if client_secret is not None:
+            # Always a credential, even when written literally into the file.
+            self.secrets.add(client_secret)
+        return OAuthSettings(
+            client_id=client_id,
+            client_secret=client_secret,
+            scopes=self.scopes(raw),
+            client_metadata_url=metadata_url,
+        )
+
+    def scopes(self, raw: dict) -> tuple[str, ...]:
+        """`scopes`: a list of scope strings, or one space-separated string."""
+        value = raw.get("scopes", [])
+        if isinstance(value, str):
+            value = value.split()
+        if not isinstance(value, list) or not all(
+            isinstance(item, str) and item and not any(c.isspace() for c in item) for item in value
+        ):
+            raise self.error(
+                "expected a list of scope names (strings without spaces)",
+                "scopes",
+                field=f"{self.name}.scopes",
+            )
+        return tuple(value)
 
     def server_type(self, raw: dict) -> str:
         kind = raw.get("type")

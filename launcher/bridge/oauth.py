@@ -1,0 +1,179 @@
+"""`subagent login`: the interactive OAuth 2.1 flow, on the SDK's `OAuthClientProvider`.
+
+The SDK does the protocol: protected-resource metadata discovery (RFC 9728), authorization
+server metadata, dynamic client registration or a client ID metadata document, PKCE, the
+`resource` indicator, the code exchange. This module supplies the two ends it leaves to the
+application: the authorization URL goes to `open_url` (a browser, or a printed line), and
+the redirect comes back to a loopback receiver on 127.0.0.1. The flow is triggered the way
+the SDK expects, by connecting to the server and answering its 401; the tokens land in the
+TokenStore. Sessions use `session_auth` (oauth_session.py) and never come here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+from launcher.auth.tokens import TokenStore
+from launcher.bridge.loopback import RedirectReceiver
+from launcher.bridge.oauth_session import (
+    EXPIRY_MARGIN_S,
+    LoginRequired,
+    SessionAuth,
+    has_authorization_header,
+    login_hint,
+    session_auth,
+)
+from launcher.bridge.oauth_store import StoreStorage
+from launcher.config.types import ServerSpec
+from launcher.errors import AuthError, UsageError
+from launcher.secrets import SecretMask, note_secrets
+
+__all__ = [
+    "EXPIRY_MARGIN_S",
+    "LoginRequired",
+    "SessionAuth",
+    "has_authorization_header",
+    "login",
+    "login_hint",
+    "session_auth",
+]
+
+CLIENT_NAME = "subagent"
+"""The client name sent in dynamic registration (shown on the consent page)."""
+LOGIN_CONNECT_TIMEOUT_S = 60.0
+"""Bounds the non-interactive parts of a login (discovery, registration, token exchange)."""
+
+
+class _LoginProvider(OAuthClientProvider):
+    """The SDK provider, keeping the first failure of its flow (the SDK may wrap it)."""
+
+    failure: BaseException | None = None
+
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except Exception as exc:
+            self.failure = self.failure or exc
+            raise
+        finally:
+            await flow.aclose()
+
+
+async def login(
+    spec: ServerSpec,
+    store: TokenStore,
+    *,
+    open_url: Callable[[str], None],
+    timeout_s: float,
+) -> None:
+    """Log in to `spec` interactively and store its tokens; AuthError on any failure.
+
+    `open_url` gets the authorization URL (it runs in a worker thread: it may block, e.g.
+    on a browser start); `timeout_s` bounds the wait for the redirect.
+    """
+    if spec.type != "http" or spec.auth != "oauth":
+        raise UsageError(f'server \'{spec.name}\' does not use OAuth (it needs "auth": "oauth")')
+    settings = spec.oauth
+    storage = StoreStorage(store, spec.name)
+    # A fresh login: old tokens and a dynamic registration bound to an old redirect port go.
+    store.delete(spec.name)
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        try:
+            metadata = OAuthClientMetadata(
+                client_name=CLIENT_NAME,
+                redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+                scope=" ".join(settings.scopes) if settings and settings.scopes else None,
+            )
+            if settings is not None and settings.client_id is not None:
+                await storage.set_client_info(
+                    OAuthClientInformationFull(
+                        client_id=settings.client_id,
+                        client_secret=settings.client_secret,
+                        redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
+                        token_endpoint_auth_method=(
+                            "client_secret_basic" if settings.client_secret else "none"
+                        ),
+                    )
+                )
+
+            async def redirect(url: str) -> None:
+                await anyio.to_thread.run_sync(open_url, url, abandon_on_cancel=True)
+
+            async def callback() -> AuthorizationCodeResult:
+                try:
+                    result = await receiver.wait(timeout_s)
+                except TimeoutError:
+                    raise AuthError(
+                        f"no authorization arrived within {timeout_s:g} s "
+                        f"(the redirect goes to {receiver.redirect_uri})"
+                    ) from None
+                if result.error is not None or result.code is None:
+                    detail = f": {result.error_description}" if result.error_description else ""
+                    raise AuthError(f"authorization refused ({result.error or 'no code'}{detail})")
+                note_secrets([result.code])
+                return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
+
+            provider = _LoginProvider(
+                spec.url or "",
+                metadata,
+                storage,
+                redirect_handler=redirect,
+                callback_handler=callback,
+                client_metadata_url=settings.client_metadata_url if settings else None,
+            )
+            await _connect(spec, provider, timeout_s + LOGIN_CONNECT_TIMEOUT_S)
+            storage.save_metadata(
+                provider.context.oauth_metadata, provider.context.protected_resource_metadata
+            )
+        finally:
+            tg.cancel_scope.cancel()
+            await receiver.aclose()
+    auth = store.load(spec.name)
+    if auth is None or auth.access_token is None:
+        raise AuthError(
+            f"server '{spec.name}' answered without asking for authorization: nothing to log in to"
+        )
+
+
+async def _connect(spec: ServerSpec, provider: _LoginProvider, timeout_s: float) -> None:
+    """Open (and close) one MCP session through `provider`: its 401 starts the flow."""
+    headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
+    mask = SecretMask(spec.secrets)
+    try:
+        with anyio.fail_after(timeout_s):
+            async with create_mcp_http_client(headers=headers, auth=provider) as http:
+                async with Client(streamable_http_client(spec.url or "", http_client=http)):
+                    pass
+    except Exception as exc:
+        cause = provider.failure or _innermost(exc)
+        if isinstance(cause, AuthError):
+            raise AuthError(f"login to '{spec.name}' failed: {mask.text(str(cause))}") from None
+        text = mask.text(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
+        raise AuthError(f"login to '{spec.name}' failed: {text}") from None
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (the SDK wraps transport failures in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

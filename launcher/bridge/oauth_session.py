@@ -1,0 +1,189 @@
+"""Session-side OAuth: stored tokens only, refreshed under the store lock, never a browser.
+
+`SessionAuth` is an SDK `OAuthClientProvider` whose flow never authorizes: with no
+usable token (no login, a failed refresh, a rejected token) it records why and raises
+`LoginRequired`, and the connection fails the server with "run `subagent login NAME`".
+Precedence (`session_auth`): an `Authorization` header in mcp.json, then
+`SUBAGENT_TOKEN_<NAME>`, then the stored login.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import NoReturn
+
+import anyio
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import extract_field_from_www_auth
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from launcher.auth.tokens import StoredAuth, TokenStore, env_token
+from launcher.bridge.oauth_store import StoreStorage, stored_metadata
+from launcher.config.types import ServerSpec
+from launcher.errors import AuthError
+from launcher.secrets import note_secrets
+
+EXPIRY_MARGIN_S = 5.0
+"""A token expiring within this is refreshed before use: it would die in flight otherwise."""
+REFRESH_LOCK_TIMEOUT_S = 30.0
+"""How long a session waits for another process's refresh of the same server's token."""
+SESSION_REDIRECT_URI = "http://127.0.0.1/callback"
+"""Placeholder redirect URI of the session provider: it never authorizes, so never sends it."""
+
+
+def login_hint(name: str, reason: str) -> str:
+    """The failure text of a server that needs an interactive login."""
+    return f"{reason}; run `subagent login {name}`"
+
+
+class LoginRequired(AuthError):
+    """A session found no usable token for a server: only `subagent login` can help."""
+
+
+def has_authorization_header(headers: Mapping[str, str]) -> bool:
+    """Whether `headers` (from mcp.json) already authenticate the server."""
+    return any(key.lower() == "authorization" for key in headers)
+
+
+def session_auth(
+    spec: ServerSpec, store: TokenStore, env: Mapping[str, str]
+) -> tuple[dict[str, str], SessionAuth | None]:
+    """Headers and auth for a session's connection to `spec`, by precedence.
+
+    An `Authorization` header in mcp.json wins, then `SUBAGENT_TOKEN_<NAME>`, then the
+    stored login (refreshed as needed). A server without `"auth": "oauth"` gets its
+    headers as written.
+    """
+    headers = dict(spec.headers)
+    if spec.auth != "oauth" or has_authorization_header(headers):
+        return headers, None
+    token = env_token(spec.name, env)
+    if token is not None:
+        note_secrets([token])
+        headers["Authorization"] = f"Bearer {token}"
+        return headers, None
+    return headers, SessionAuth(spec, store)
+
+
+class SessionAuth(OAuthClientProvider):
+    """Non-interactive OAuth for a session: stored tokens, refresh under the store lock."""
+
+    def __init__(self, spec: ServerSpec, store: TokenStore) -> None:
+        self.name = spec.name
+        self.store = store
+        self.storage = StoreStorage(store, spec.name)
+        metadata = OAuthClientMetadata(redirect_uris=[SESSION_REDIRECT_URI])  # type: ignore[list-item]
+        super().__init__(spec.url or "", metadata, self.storage)
+        self.failure: str | None = None
+        """Why the server needs a login, once known: the connection reports this text."""
+        self._mutex = anyio.Lock()
+
+    def _fail(self, reason: str) -> NoReturn:
+        self.failure = login_hint(self.name, reason)
+        raise LoginRequired(self.failure)
+
+    def _reload(self) -> StoredAuth | None:
+        """Take the stored record as current (another session may have refreshed it)."""
+        auth = self.storage.record()
+        ctx = self.context
+        if auth is None or auth.access_token is None:
+            ctx.clear_tokens()
+            return auth
+        ctx.current_tokens = None
+        ctx.token_expiry_time = auth.expires_at
+        ctx.client_info = None
+        token_fields = {k: v for k, v in auth.tokens.items() if k != "expires_at"}
+        ctx.current_tokens = OAuthToken.model_validate(token_fields)
+        if auth.client_info is not None:
+            ctx.client_info = OAuthClientInformationFull.model_validate(auth.client_info)
+        oauth, resource = stored_metadata(auth)
+        ctx.oauth_metadata = oauth or ctx.oauth_metadata
+        ctx.protected_resource_metadata = resource or ctx.protected_resource_metadata
+        return auth
+
+    def _expiring(self) -> bool:
+        ctx = self.context
+        if ctx.current_tokens is None:
+            return True
+        expiry = ctx.token_expiry_time
+        return expiry is not None and time.time() + EXPIRY_MARGIN_S >= expiry
+
+    @asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """This process's refreshes one at a time, and across processes via the store's flock."""
+        async with self._mutex:
+            held = self.store.lock(self.name, timeout_s=REFRESH_LOCK_TIMEOUT_S)
+            try:
+                await anyio.to_thread.run_sync(held.__enter__)
+            except TimeoutError as exc:
+                self._fail(f"token refresh waited too long: {exc}")
+            try:
+                yield
+            finally:
+                held.__exit__(None, None, None)
+
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self.failure is not None:
+            raise LoginRequired(self.failure)
+        if not self._initialized:
+            self._reload()
+            self._initialized = True
+            if self.context.current_tokens is None:
+                self._fail("not logged in")
+        self.context.protocol_version = request.headers.get("mcp-protocol-version")
+        if self._expiring():
+            async with self._locked():
+                self._reload()
+                if self._expiring():
+                    response = yield await self._refresh_request("the access token expired")
+                    await self._take_refresh(response)
+        sent = self._bearer()
+        self._add_auth_header(request)
+        response = yield request
+        rejected = response.status_code == 401 or (
+            response.status_code == 403
+            and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+        )
+        if not rejected:
+            return
+        if response.status_code == 403:
+            self._fail("the server asks for more scopes than the login granted")
+        # Revoked, or expired early: refresh once (unless another session already did).
+        async with self._locked():
+            self._reload()
+            if self._bearer() == sent:
+                refresh = yield await self._refresh_request("the server rejected the stored token")
+                await self._take_refresh(refresh)
+        self._add_auth_header(request)
+        response = yield request
+        if response.status_code == 401:
+            self._fail("the server rejected the refreshed token")
+
+    def _bearer(self) -> str | None:
+        tokens = self.context.current_tokens
+        return tokens.access_token if tokens is not None else None
+
+    async def _refresh_request(self, reason: str) -> httpx2.Request:
+        if not self.context.can_refresh_token():
+            self._fail(f"{reason} and there is no refresh token")
+        return await self._refresh_token()
+
+    async def _take_refresh(self, response: httpx2.Response) -> None:
+        if not await self._handle_refresh_response(response):
+            error = ""
+            try:
+                body = response.json()
+                if isinstance(body, dict) and isinstance(body.get("error"), str):
+                    error = f" {body['error']}"
+            except ValueError:
+                pass
+            self._fail(f"token refresh failed (HTTP {response.status_code}{error})")
