@@ -27,7 +27,7 @@ def oauth_server(config: Config, name: str) -> ServerSpec:
     if spec is None:
         known = ", ".join(sorted(config.servers)) or "none"
         raise UsageError(f"unknown server '{name}' (configured: {known})")
-    if getattr(spec, "auth", None) != "oauth":
+    if spec.auth != "oauth":
         raise ConfigError(
             f'server \'{name}\' does not use OAuth: add "auth": "oauth" to its entry '
             "(only an http server can)",

@@ -69,8 +69,8 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
     for name, spec in rows.items():
         if spec.get("type") == "http":
             line = f"{name}  http  {spec.get('url')}"
-            if "oauth" in spec:
-                line += f"  oauth: {describe_oauth(spec['oauth'])}"
+            if "login" in spec:
+                line += f"  oauth: {describe_oauth(spec['login'])}"
             out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
