@@ -55,7 +55,15 @@ class RedirectReceiver:
         """Bind the port and serve in `tg` (cancel `tg` to stop)."""
         self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
         self.port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        tg.start_soon(self._listener.serve, self._handle, tg)
+        tg.start_soon(self._serve, self._listener, tg)
+
+    async def _serve(self, listener: anyio.abc.SocketListener, tg: TaskGroup) -> None:
+        try:
+            await listener.serve(self._handle, tg)
+        except* anyio.ClosedResourceError:
+            # `aclose()` during the owner's cancellation: the accept loop may see the closed
+            # socket before the cancellation; either way serving is over, as asked.
+            pass
 
     async def wait(self, timeout_s: float) -> Redirect:
         """The redirect's query; TimeoutError when none came within `timeout_s`."""

@@ -87,6 +87,20 @@ async def login(
     `open_url` gets the authorization URL (it runs in a worker thread: it may block, e.g.
     on a browser start); `timeout_s` bounds the wait for the redirect.
     """
+    try:
+        await _login(spec, store, open_url=open_url, timeout_s=timeout_s)
+    except* (AuthError, UsageError) as group:
+        # The receiver's task group wraps the flow's error; the caller gets it bare.
+        raise _innermost(group) from None
+
+
+async def _login(
+    spec: ServerSpec,
+    store: TokenStore,
+    *,
+    open_url: Callable[[str], None],
+    timeout_s: float,
+) -> None:
     if spec.type != "http" or spec.auth != "oauth":
         raise UsageError(f'server \'{spec.name}\' does not use OAuth (it needs "auth": "oauth")')
     settings = spec.oauth
@@ -147,7 +161,10 @@ async def login(
             )
         finally:
             tg.cancel_scope.cancel()
-            await receiver.aclose()
+            # Shielded: unshielded, this await in the cancelled scope raised Cancelled, which
+            # replaced the login's own error (its reason was lost) and was then swallowed.
+            with anyio.CancelScope(shield=True):
+                await receiver.aclose()
     auth = store.load(spec.name)
     if auth is None or auth.access_token is None:
         raise AuthError(
