@@ -70,11 +70,22 @@ def run_login(server: str, config_dir: Path | None, *, no_browser: bool, timeout
 
     spec = oauth_server(load(config_dir), server)
     store = TokenStore(state_home())
+    quiet_sdk_logging()
     anyio.run(lambda: login(spec, store, open_url=url_opener(no_browser), timeout_s=timeout_s))
     from launcher.cli.render import describe_oauth
 
     print(f"Logged in to {server}: {describe_oauth(store.status(server))}.")
     return 0
+
+
+def quiet_sdk_logging() -> None:
+    """The SDK logs its flow's failures with tracebacks (a request may quote a code or a
+    token); the login's error message carries the reason, so its log goes nowhere."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
 
 
 def run_logout(server: str, config_dir: Path | None) -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.e2e.conftest import Subagent
 
 FIXTURE_START_LIMIT_S = 30.0
 """Bounds the wait for the fixture's `PORT` line (it prints it before importing the SDK)."""
@@ -108,3 +113,58 @@ def leaks(secrets: list[str], *texts: str, home: Path | None = None) -> list[str
             data = path.read_bytes()
             found += [str(path) for s in secrets if s and s.encode() in data]
     return found
+
+
+LOGIN_LIMIT_S = 90.0
+"""Bounds a whole `subagent login` run in these tests (the flow itself takes a second)."""
+BROWSER_TIMEOUT_S = 30.0
+"""The "browser" request: the authorization server's redirect lands on the CLI's receiver."""
+
+
+@dataclass
+class Login:
+    """A finished `subagent login --no-browser` whose URL an HTTP client followed."""
+
+    code: int
+    stdout: str
+    stderr: str
+    page: httpx.Response | None
+    """What the browser showed after following the redirects (None: no URL was printed)."""
+
+
+def login(subagent: Subagent, config: Path, server: str, *, follow: bool = True) -> Login:
+    """Run `subagent login SERVER --no-browser`, read the URL it prints and GET it, following
+    the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end."""
+    proc = subagent.start("login", server, "--no-browser", "--config-dir", str(config))
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
+    seen: list[str] = []
+    page = None
+    deadline = time.monotonic() + LOGIN_LIMIT_S
+    try:
+        while (line := lines.get(timeout=max(0.1, deadline - time.monotonic()))) is not None:
+            seen.append(line)
+            url = line.strip()
+            if follow and url.startswith("http://") and page is None:
+                page = httpx.get(url, follow_redirects=True, timeout=BROWSER_TIMEOUT_S)
+        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    return Login(code, "".join(seen), proc.stderr.read(), page)
+
+
+def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.put(line)
+    lines.put(None)
+
+
+def assert_no_leak(fx: OAuthFixture, home: Path, *texts: str) -> None:
+    """No secret the fixture ever issued appears in `texts` or under `home` (bar auth/)."""
+    issued = fx.issued()
+    assert issued, "the fixture issued nothing: the leak search would prove nothing"
+    assert leaks(issued, *texts, home=home) == []
