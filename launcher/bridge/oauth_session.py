@@ -181,6 +181,8 @@ class SessionAuth(OAuthClientProvider):
         if not await self._handle_refresh_response(response):
             error = ""
             try:
+                # The SDK leaves a refused refresh's body unread (a streamed response).
+                await response.aread()
                 body = response.json()
                 if isinstance(body, dict) and isinstance(body.get("error"), str):
                     error = f" {body['error']}"
