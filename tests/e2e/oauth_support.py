@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import subprocess
 import sys
@@ -168,3 +169,40 @@ def assert_no_leak(fx: OAuthFixture, home: Path, *texts: str) -> None:
     issued = fx.issued()
     assert issued, "the fixture issued nothing: the leak search would prove nothing"
     assert leaks(issued, *texts, home=home) == []
+
+
+def write_script(path: Path, text: str) -> Path:
+    """A `scripted:` model file."""
+    path.write_text(text)
+    return path
+
+
+def spawn_args(config: Path, script: Path, *extra: str) -> list[str]:
+    """`spawn --json` of `script` with the fixture's server selected."""
+    return [
+        "spawn",
+        "--json",
+        "--config-dir",
+        str(config),
+        "--ext",
+        "remote",
+        "--model",
+        f"scripted:{script}",
+        *extra,
+        "go",
+    ]
+
+
+def events_of(stdout: str) -> list[dict[str, Any]]:
+    """The `--json` event lines of a spawn."""
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def tool_texts(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:
+    """(is_error, content) of every tool result, in order."""
+    return [(e["is_error"], e["content"]) for e in events if e["type"] == "tool_result"]
+
+
+def grant_of(whoami: str) -> int:
+    """The fixture's grant serial in a `whoami` answer (`... grant=N`)."""
+    return int(whoami.rsplit("grant=", 1)[1])
