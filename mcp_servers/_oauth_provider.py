@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -55,6 +56,8 @@ class AutoApproveProvider:
 
     access_ttl_s: float
     resource: str
+    refresh_delay_s: float = 0.0
+    """The token endpoint sits on each refresh this long: overlapping refreshes overlap."""
     counters: Counters = field(default_factory=Counters)
     issued: list[str] = field(default_factory=list)
     """Every token, code and client secret handed out, in order."""
@@ -121,6 +124,8 @@ class AutoApproveProvider:
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
+        if self.refresh_delay_s > 0:
+            await anyio.sleep(self.refresh_delay_s)
         if self.refresh.pop(refresh_token.token, None) is None:
             self.counters.refresh_refused += 1
             raise TokenError(error="invalid_grant", error_description="refresh token revoked")

@@ -8,11 +8,15 @@ It binds 127.0.0.1 on an ephemeral port (or `--port`), prints `PORT <n>` on stdo
 writes it to `--port-file`), serves the MCP endpoint at `/mcp` with the tools `whoami`
 and `echo`, and stops on stdin EOF or after `--lifetime` seconds.
 
-Admin endpoints (no auth; loopback test fixture only):
-`GET /admin/stats` counters; `GET /admin/issued` every secret it issued (a leak search
-greps for each); `POST /admin/revoke-refresh` forgets every refresh token;
-`POST /admin/expire-access` expires every access token now; `POST /admin/mint?client_id=C`
-issues an access token out of band (what a CI job is given as a secret).
+Admin endpoints (no auth; a loopback test fixture only):
+- `GET /admin/stats`: counters (`registrations`, `grants`, `code_grants`, `refresh_grants`,
+  `refresh_refused`) and how many tokens are live;
+- `GET /admin/issued`: every secret it issued (a leak search greps for each);
+- `POST /admin/revoke-refresh`: forget every refresh token;
+- `POST /admin/expire-access`: expire every access token now;
+- `POST /admin/set?access_ttl=S&refresh_delay=S`: the lifetime of tokens issued from now on,
+  and how long each refresh takes (so overlapping refreshes overlap);
+- `POST /admin/mint?client_id=C`: an access token issued out of band (a CI job's secret).
 """
 
 from __future__ import annotations
@@ -114,6 +118,17 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
     @server.custom_route("/admin/expire-access", methods=["POST"])
     async def expire_access(request: Request) -> JSONResponse:
         return JSONResponse({"expired": provider.expire_access_tokens()})
+
+    @server.custom_route("/admin/set", methods=["POST"])
+    async def settings(request: Request) -> JSONResponse:
+        query = request.query_params
+        if "access_ttl" in query:
+            provider.access_ttl_s = float(query["access_ttl"])
+        if "refresh_delay" in query:
+            provider.refresh_delay_s = float(query["refresh_delay"])
+        return JSONResponse(
+            {"access_ttl": provider.access_ttl_s, "refresh_delay": provider.refresh_delay_s}
+        )
 
     @server.custom_route("/admin/mint", methods=["POST"])
     async def mint(request: Request) -> JSONResponse:

@@ -57,6 +57,10 @@ class OAuthFixture:
         )
         return reply.json()["access_token"]
 
+    def set(self, **values: float) -> dict[str, float]:
+        """Change `access_ttl` (tokens issued from now on) and `refresh_delay` (seconds)."""
+        return httpx.post(f"{self.base}/admin/set", params=values, timeout=ADMIN_TIMEOUT_S).json()
+
     def expire_access(self) -> int:
         return httpx.post(f"{self.base}/admin/expire-access", timeout=ADMIN_TIMEOUT_S).json()[
             "expired"
