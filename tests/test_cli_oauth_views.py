@@ -1,0 +1,60 @@
+"""The OAuth bits of the CLI's human output and URL opener, without a process."""
+
+from __future__ import annotations
+
+import io
+import webbrowser
+
+import pytest
+
+from launcher.cli.authcmd import url_opener
+from launcher.cli.render import describe_oauth, print_servers
+
+NOW = 1_000_000.0
+URL = "http://127.0.0.1:1/authorize?client_id=c&state=s"
+
+
+def test_describe_oauth_says_state_expiry_scopes_and_override() -> None:
+    logged = {"logged_in": True, "expires_at": NOW + 3600, "scopes": ["mcp", "read"]}
+    expired = {**logged, "expires_at": NOW - 1}
+    overridden = {**logged, "token_env": "SUBAGENT_TOKEN_REMOTE"}
+    out = {"logged_in": False, "expires_at": None, "scopes": []}
+
+    assert describe_oauth(logged, now=NOW) == "logged in, expires in 1h, scopes mcp read"
+    assert describe_oauth(expired, now=NOW).startswith("logged in, access token expired")
+    assert describe_oauth(overridden, now=NOW).endswith(
+        "SUBAGENT_TOKEN_REMOTE is set and used instead"
+    )
+    assert describe_oauth(out, now=NOW) == "not logged in"
+
+
+def test_servers_line_shows_the_login_of_an_oauth_server_only() -> None:
+    rows = {
+        "remote": {"type": "http", "url": "http://x/mcp", "login": {"logged_in": False}},
+        "plain": {"type": "http", "url": "http://y/mcp"},
+    }
+    out = io.StringIO()
+    print_servers(rows, out)
+    assert out.getvalue().splitlines() == [
+        "remote  http  http://x/mcp  oauth: not logged in",
+        "plain  http  http://y/mcp",
+    ]
+
+
+def test_no_browser_prints_the_url_and_opens_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "get", lambda: opened.append("get"))
+    out = io.StringIO()
+    url_opener(True, out)(URL)
+    assert URL in out.getvalue() and opened == []
+
+
+def test_without_a_browser_the_url_is_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_browser() -> webbrowser.BaseBrowser:
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    out = io.StringIO()
+    url_opener(False, out)(URL)
+    assert f"    {URL}\n" in out.getvalue()
+    assert "Open this URL in a browser" in out.getvalue()
