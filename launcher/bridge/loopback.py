@@ -44,7 +44,6 @@ class RedirectReceiver:
         self.port = 0
         self._result: Redirect | None = None
         self._arrived = anyio.Event()
-        self._listener: anyio.abc.SocketListener | None = None
 
     @property
     def redirect_uri(self) -> str:
@@ -53,17 +52,9 @@ class RedirectReceiver:
 
     async def start(self, tg: TaskGroup) -> None:
         """Bind the port and serve in `tg` (cancel `tg` to stop)."""
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self.port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        tg.start_soon(self._serve, self._listener, tg)
-
-    async def _serve(self, listener: anyio.abc.SocketListener, tg: TaskGroup) -> None:
-        try:
-            await listener.serve(self._handle, tg)
-        except* anyio.ClosedResourceError:
-            # `aclose()` during the owner's cancellation: the accept loop may see the closed
-            # socket before the cancellation; either way serving is over, as asked.
-            pass
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        tg.start_soon(self._serve, listener, tg)
 
     async def wait(self, timeout_s: float) -> Redirect:
         """The redirect's query; TimeoutError when none came within `timeout_s`."""
@@ -72,10 +63,13 @@ class RedirectReceiver:
         assert self._result is not None
         return self._result
 
-    async def aclose(self) -> None:
-        """Stop listening."""
-        if self._listener is not None:
-            await self._listener.aclose()
+    async def _serve(self, listener: anyio.abc.SocketListener, tg: TaskGroup) -> None:
+        """Serve until cancelled; the port is released by this task, after its last accept."""
+        try:
+            await listener.serve(self._handle, tg)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
 
     async def _handle(self, stream: SocketStream) -> None:
         async with stream:

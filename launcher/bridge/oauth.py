@@ -17,6 +17,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import union_scopes
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
@@ -56,6 +57,15 @@ class _LoginProvider(OAuthClientProvider):
     """The SDK provider, keeping the first failure of its flow (the SDK may wrap it)."""
 
     failure: BaseException | None = None
+    extra_scope: str | None = None
+    """Scopes asked for beyond the SDK's choice: mcp.json `scopes` and a session's step-up."""
+
+    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        # The SDK picks the scope from the challenge (or metadata); the configured scopes and
+        # any a session was refused for (403 insufficient_scope) are added to it.
+        metadata = self.context.client_metadata
+        metadata.scope = union_scopes(metadata.scope, self.extra_scope)
+        return await super()._perform_authorization_code_grant()
 
     async def _auth_flow(
         self, request: httpx2.Request
@@ -87,89 +97,91 @@ async def login(
     `open_url` gets the authorization URL (it runs in a worker thread: it may block, e.g.
     on a browser start); `timeout_s` bounds the wait for the redirect.
     """
-    try:
-        await _login(spec, store, open_url=open_url, timeout_s=timeout_s)
-    except* (AuthError, UsageError) as group:
-        # The receiver's task group wraps the flow's error; the caller gets it bare.
-        raise _innermost(group) from None
-
-
-async def _login(
-    spec: ServerSpec,
-    store: TokenStore,
-    *,
-    open_url: Callable[[str], None],
-    timeout_s: float,
-) -> None:
     if spec.type != "http" or spec.auth != "oauth":
         raise UsageError(f'server \'{spec.name}\' does not use OAuth (it needs "auth": "oauth")')
-    settings = spec.oauth
     storage = StoreStorage(store, spec.name)
+    previous = store.load(spec.name)
+    step_up = previous.metadata.get("step_up_scope") if previous is not None else None
     # A fresh login: old tokens and a dynamic registration bound to an old redirect port go.
     store.delete(spec.name)
-    receiver = RedirectReceiver()
+    failure: AuthError | None = None
     async with anyio.create_task_group() as tg:
+        receiver = RedirectReceiver()
         await receiver.start(tg)
         try:
-            metadata = OAuthClientMetadata(
-                client_name=CLIENT_NAME,
-                redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                scope=" ".join(settings.scopes) if settings and settings.scopes else None,
-            )
-            if settings is not None and settings.client_id is not None:
-                await storage.set_client_info(
-                    OAuthClientInformationFull(
-                        client_id=settings.client_id,
-                        client_secret=settings.client_secret,
-                        redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
-                        token_endpoint_auth_method=(
-                            "client_secret_basic" if settings.client_secret else "none"
-                        ),
-                    )
-                )
-
-            async def redirect(url: str) -> None:
-                await anyio.to_thread.run_sync(open_url, url, abandon_on_cancel=True)
-
-            async def callback() -> AuthorizationCodeResult:
-                try:
-                    result = await receiver.wait(timeout_s)
-                except TimeoutError:
-                    raise AuthError(
-                        f"no authorization arrived within {timeout_s:g} s "
-                        f"(the redirect goes to {receiver.redirect_uri})"
-                    ) from None
-                if result.error is not None or result.code is None:
-                    detail = f": {result.error_description}" if result.error_description else ""
-                    raise AuthError(f"authorization refused ({result.error or 'no code'}{detail})")
-                note_secrets([result.code])
-                return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
-
-            provider = _LoginProvider(
-                spec.url or "",
-                metadata,
-                storage,
-                redirect_handler=redirect,
-                callback_handler=callback,
-                client_metadata_url=settings.client_metadata_url if settings else None,
-            )
-            await _connect(spec, provider, timeout_s + LOGIN_CONNECT_TIMEOUT_S)
-            storage.save_metadata(
-                provider.context.oauth_metadata, provider.context.protected_resource_metadata
-            )
+            await _authorize(spec, storage, receiver, open_url, timeout_s, step_up)
+        except AuthError as exc:
+            failure = exc  # raised outside the task group, which would wrap it
         finally:
             tg.cancel_scope.cancel()
-            # Shielded: unshielded, this await in the cancelled scope raised Cancelled, which
-            # replaced the login's own error (its reason was lost) and was then swallowed.
-            with anyio.CancelScope(shield=True):
-                await receiver.aclose()
+    if failure is not None:
+        raise failure
     auth = store.load(spec.name)
     if auth is None or auth.access_token is None:
         raise AuthError(
             f"server '{spec.name}' answered without asking for authorization: nothing to log in to"
         )
+
+
+async def _authorize(
+    spec: ServerSpec,
+    storage: StoreStorage,
+    receiver: RedirectReceiver,
+    open_url: Callable[[str], None],
+    timeout_s: float,
+    step_up: object,
+) -> None:
+    """Run the SDK's flow with `receiver` as the redirect target; tokens land in `storage`."""
+    settings = spec.oauth
+    metadata = OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+    if settings is not None and settings.client_id is not None:
+        await storage.set_client_info(
+            OAuthClientInformationFull(
+                client_id=settings.client_id,
+                client_secret=settings.client_secret,
+                redirect_uris=[receiver.redirect_uri],  # type: ignore[list-item]
+                token_endpoint_auth_method=(
+                    "client_secret_basic" if settings.client_secret else "none"
+                ),
+            )
+        )
+
+    async def redirect(url: str) -> None:
+        await anyio.to_thread.run_sync(open_url, url, abandon_on_cancel=True)
+
+    async def callback() -> AuthorizationCodeResult:
+        try:
+            result = await receiver.wait(timeout_s)
+        except TimeoutError:
+            raise AuthError(
+                f"no authorization arrived within {timeout_s:g} s "
+                f"(the redirect goes to {receiver.redirect_uri})"
+            ) from None
+        if result.error is not None or result.code is None:
+            detail = f": {result.error_description}" if result.error_description else ""
+            raise AuthError(f"authorization refused ({result.error or 'no code'}{detail})")
+        note_secrets([result.code])
+        return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
+
+    provider = _LoginProvider(
+        spec.url or "",
+        metadata,
+        storage,
+        redirect_handler=redirect,
+        callback_handler=callback,
+        client_metadata_url=settings.client_metadata_url if settings else None,
+    )
+    configured = " ".join(settings.scopes) if settings and settings.scopes else None
+    provider.extra_scope = union_scopes(configured, step_up if isinstance(step_up, str) else None)
+    await _connect(spec, provider, timeout_s + LOGIN_CONNECT_TIMEOUT_S)
+    storage.save_metadata(
+        provider.context.oauth_metadata, provider.context.protected_resource_metadata
+    )
 
 
 async def _connect(spec: ServerSpec, provider: _LoginProvider, timeout_s: float) -> None:

@@ -17,7 +17,11 @@ from typing import NoReturn
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.utils import extract_field_from_www_auth
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_scope_from_www_auth,
+    union_scopes,
+)
 from mcp.shared.auth import (
     OAuthClientInformationFull,
     OAuthClientMetadata,
@@ -156,7 +160,7 @@ class SessionAuth(OAuthClientProvider):
         if not rejected:
             return
         if response.status_code == 403:
-            self._fail("the server asks for more scopes than the login granted")
+            self._fail(self._step_up(response))
         # Revoked, or expired early: refresh once (unless another session already did).
         async with self._locked():
             self._reload()
@@ -167,6 +171,19 @@ class SessionAuth(OAuthClientProvider):
         response = yield request
         if response.status_code == 401:
             self._fail("the server rejected the refreshed token")
+
+    def _step_up(self, response: httpx2.Response) -> str:
+        """Keep the scopes a 403 asked for, so the next login requests them too."""
+        tokens = self.context.current_tokens
+        wanted = union_scopes(
+            tokens.scope if tokens is not None else None, extract_scope_from_www_auth(response)
+        )
+        auth = self.store.load(self.name)
+        if auth is not None and wanted:
+            auth.metadata["step_up_scope"] = wanted
+            self.store.save(self.name, auth)
+        shown = f" ({wanted})" if wanted else ""
+        return f"the server asks for more scopes{shown} than the login granted"
 
     def _bearer(self) -> str | None:
         tokens = self.context.current_tokens

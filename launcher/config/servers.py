@@ -182,6 +182,13 @@ class _ServerParser:
             raise self.error("expected an object", field=name)
         server_type = self.server_type(raw)
         allowed = _COMMON_FIELDS | (_STDIO_FIELDS if server_type == "stdio" else _HTTP_FIELDS)
+        if server_type == "stdio" and "auth" in raw:
+            # Not a warning: a server the user meant to protect must not start unprotected.
+            raise self.error(
+                "'auth' applies only to http servers (stdio servers get credentials via env)",
+                "auth",
+                field=f"{name}.auth",
+            )
         for key in raw:
             if key not in allowed:
                 reason = (
@@ -255,15 +262,15 @@ class _ServerParser:
                 "auth",
                 field=f"{self.name}.auth",
             )
-        metadata_url = self.string(raw, "client_metadata_url")
+        metadata_url = self.nonempty(raw, "client_metadata_url")
         if metadata_url is not None and not _is_metadata_url(metadata_url):
             raise self.error(
                 "expected an https:// URL with a path (the client ID metadata document)",
                 "client_metadata_url",
                 field=f"{self.name}.client_metadata_url",
             )
-        client_secret = self.string(raw, "client_secret")
-        client_id = self.string(raw, "client_id")
+        client_secret = self.nonempty(raw, "client_secret")
+        client_id = self.nonempty(raw, "client_id")
         if client_secret is not None and client_id is None:
             raise self.error(
                 "'client_secret' needs 'client_id'",
@@ -279,6 +286,13 @@ class _ServerParser:
             scopes=self.scopes(raw),
             client_metadata_url=metadata_url,
         )
+
+    def nonempty(self, raw: dict, key: str) -> str | None:
+        """An optional string field that, when present, must say something."""
+        value = self.string(raw, key)
+        if value is not None and not value.strip():
+            raise self.error("expected a non-empty string", key, field=f"{self.name}.{key}")
+        return value
 
     def scopes(self, raw: dict) -> tuple[str, ...]:
         """`scopes`: a list of scope strings, or one space-separated string."""

@@ -1,0 +1,136 @@
+"""A conformance-suite client for the `auth/*` scenarios, built on the project's OAuth code.
+
+`npx conformance client --command "python tests/e2e/conformance_auth_client.py" --scenario
+auth/NAME` appends the scenario server's URL. This program logs in with
+`launcher.bridge.oauth.login` (the browser step is an HTTP client following the
+authorization server's redirect to the loopback receiver), then connects through
+`McpConnection` with the stored tokens and calls every tool, exactly as a session would.
+The scenario's context (`MCP_CONFORMANCE_CONTEXT`: a pre-registered client) becomes the
+server's mcp.json OAuth settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from launcher.auth.tokens import TokenStore
+from launcher.bridge.connection import McpConnection
+from launcher.bridge.oauth import login
+from launcher.config.types import OAuthSettings, ServerSpec
+from launcher.events import Event
+from launcher.toolset.types import ToolDef
+from tests.e2e.conformance_client import log, sample_arguments
+
+LOGIN_TIMEOUT_S = 20.0
+"""Bounds the wait for the redirect; the suite's authorization server answers at once."""
+BROWSER_TIMEOUT_S = 20.0
+"""Bounds the stand-in browser's walk through the redirects."""
+CALL_TIMEOUT_S = 20.0
+"""Bounds one tool call against the suite's local server."""
+STARTUP_TIMEOUT_S = 20.0
+"""Bounds connect plus the first tools/list."""
+LOGIN_ROUNDS = 2
+"""Logins per run: the first, and one more when a session asks for it (scope step-up)."""
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client ID metadata document the suite's CIMD scenario expects to see."""
+
+
+def follow_redirects(url: str) -> None:
+    """The browser step: GET the authorization URL and follow redirects to the loopback."""
+    with httpx.Client(follow_redirects=True, timeout=BROWSER_TIMEOUT_S) as client:
+        response = client.get(url)
+    log({"browser": response.status_code})
+
+
+def settings_from_context(context: dict[str, Any]) -> OAuthSettings:
+    """mcp.json's OAuth options for the scenario: a pre-registered client if it names one."""
+    return OAuthSettings(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+
+
+async def run(url: str, home: Path, context: dict[str, Any]) -> int:
+    """Log in, then connect and call every tool; 0 when everything succeeded."""
+    spec = ServerSpec(
+        name="conformance",
+        type="http",
+        url=url,
+        auth="oauth",
+        oauth=settings_from_context(context),
+        startup_timeout=STARTUP_TIMEOUT_S,
+        tool_timeout=CALL_TIMEOUT_S,
+    )
+    store = TokenStore(home)
+    for _ in range(LOGIN_ROUNDS):
+        try:
+            await login(spec, store, open_url=follow_redirects, timeout_s=LOGIN_TIMEOUT_S)
+        except Exception as exc:
+            log({"login_error": str(exc)})
+            return 1
+        failed, hint = await session(spec, store, home)
+        if not hint:
+            return 1 if failed else 0
+        # The session asked for a login (e.g. a step-up to more scopes): do what a user would.
+    return 1
+
+
+async def session(spec: ServerSpec, store: TokenStore, home: Path) -> tuple[int, bool]:
+    """One session: connect with the stored tokens, call every tool.
+
+    Returns the number of failures and whether the server asked for `subagent login`.
+    """
+    tools: list[ToolDef] = []
+
+    async def on_tools(defs: list[ToolDef]) -> None:
+        tools[:] = defs
+
+    async def emit(event: Event) -> None:
+        log(event.to_dict())
+
+    connection = McpConnection(
+        spec,
+        on_tools=on_tools,
+        emit=emit,
+        log_path=home / "conformance.log",
+        workspace=home,
+        auth_store=store,
+    )
+    failures = 0
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(connection.run)
+        await connection.ready.wait()
+        if connection.state != "connected":
+            log({"error": f"not connected: {connection.error}"})
+            failures += 1
+        for tool in list(tools) if connection.state == "connected" else []:
+            args = sample_arguments(tool.input_schema)
+            result = await connection.call(tool.name, args)
+            log({"tool": tool.name, "is_error": result.is_error, "content": result.content})
+            failures += int(result.is_error)
+        connection.close()
+    return failures, "subagent login" in (connection.error or "")
+
+
+def main(argv: list[str]) -> int:
+    """Entry point: the server URL is the last argument."""
+    if len(argv) < 2:
+        sys.stderr.write("usage: conformance_auth_client.py URL\n")
+        return 2
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    log({"context_keys": sorted(context)})
+    with tempfile.TemporaryDirectory(prefix="subagent-conformance-auth-") as home:
+        return anyio.run(run, argv[-1], Path(home), context)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
