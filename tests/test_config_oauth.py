@@ -75,12 +75,37 @@ def test_literal_client_secret_is_masked_in_the_launch_spec(tmp_path: Path) -> N
         "client_secret": "****",
         "scopes": [],
         "client_metadata_url": None,
+        "grant_type": "authorization_code",
     }
+
+
+def test_client_credentials_grant(tmp_path: Path) -> None:
+    server = {
+        "url": "http://h/mcp",
+        "auth": "oauth",
+        "grant_type": "client_credentials",
+        "client_id": "machine",
+        "client_secret": "${S}",
+    }
+    spec = load_servers(write(tmp_path, server), {"S": "machine-secret"})[0]["srv"]
+    assert spec.oauth == OAuthSettings(
+        client_id="machine", client_secret="machine-secret", grant_type="client_credentials"
+    )
 
 
 @pytest.mark.parametrize(
     ("server", "field", "expected"),
     [
+        (
+            {"url": "http://h", "auth": "oauth", "grant_type": "password"},
+            "srv.grant_type",
+            "expected one of authorization_code, client_credentials",
+        ),
+        (
+            {"url": "http://h", "auth": "oauth", "grant_type": "client_credentials"},
+            "srv.grant_type",
+            "needs 'client_id' and 'client_secret'",
+        ),
         ({"url": "http://h", "auth": "basic"}, "srv.auth", 'expected "auth": "oauth"'),
         ({"url": "http://h", "auth": True}, "srv.auth", 'expected "auth": "oauth"'),
         ({"command": "c", "auth": "oauth"}, "srv.auth", "applies only to http servers"),

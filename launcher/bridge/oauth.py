@@ -24,6 +24,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.loopback import RedirectReceiver
+from launcher.bridge.oauth_machine import MachineAuth
 from launcher.bridge.oauth_session import (
     EXPIRY_MARGIN_S,
     LoginRequired,
@@ -56,7 +57,7 @@ LOGIN_CONNECT_TIMEOUT_S = 60.0
 class _LoginProvider(OAuthClientProvider):
     """The SDK provider, keeping the first failure of its flow (the SDK may wrap it)."""
 
-    failure: BaseException | None = None
+    failure_exc: BaseException | None = None
     extra_scope: str | None = None
     """Scopes asked for beyond the SDK's choice: mcp.json `scopes` and a session's step-up."""
 
@@ -79,7 +80,7 @@ class _LoginProvider(OAuthClientProvider):
         except StopAsyncIteration:
             return
         except Exception as exc:
-            self.failure = self.failure or exc
+            self.failure_exc = self.failure_exc or exc
             raise
         finally:
             await flow.aclose()
@@ -99,6 +100,13 @@ async def login(
     """
     if spec.type != "http" or spec.auth != "oauth":
         raise UsageError(f'server \'{spec.name}\' does not use OAuth (it needs "auth": "oauth")')
+    if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
+        # A machine client: no browser, no redirect; "login" fetches and stores a token.
+        store.delete(spec.name)
+        machine = MachineAuth(spec, store)
+        await _connect(spec, machine, LOGIN_CONNECT_TIMEOUT_S)
+        _check_logged_in(spec, store)
+        return
     storage = StoreStorage(store, spec.name)
     previous = store.load(spec.name)
     step_up = previous.metadata.get("step_up_scope") if previous is not None else None
@@ -116,6 +124,10 @@ async def login(
             tg.cancel_scope.cancel()
     if failure is not None:
         raise failure
+    _check_logged_in(spec, store)
+
+
+def _check_logged_in(spec: ServerSpec, store: TokenStore) -> None:
     auth = store.load(spec.name)
     if auth is None or auth.access_token is None:
         raise AuthError(
@@ -184,7 +196,9 @@ async def _authorize(
     )
 
 
-async def _connect(spec: ServerSpec, provider: _LoginProvider, timeout_s: float) -> None:
+async def _connect(
+    spec: ServerSpec, provider: _LoginProvider | MachineAuth, timeout_s: float
+) -> None:
     """Open (and close) one MCP session through `provider`: its 401 starts the flow."""
     headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
     mask = SecretMask(spec.secrets)
@@ -194,7 +208,7 @@ async def _connect(spec: ServerSpec, provider: _LoginProvider, timeout_s: float)
                 async with Client(streamable_http_client(spec.url or "", http_client=http)):
                     pass
     except Exception as exc:
-        cause = provider.failure or _innermost(exc)
+        cause = provider.failure_exc or _innermost(exc)
         if isinstance(cause, AuthError):
             raise AuthError(f"login to '{spec.name}' failed: {mask.text(str(cause))}") from None
         text = mask.text(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)

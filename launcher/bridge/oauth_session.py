@@ -58,7 +58,7 @@ def has_authorization_header(headers: Mapping[str, str]) -> bool:
 
 def session_auth(
     spec: ServerSpec, store: TokenStore, env: Mapping[str, str]
-) -> tuple[dict[str, str], SessionAuth | None]:
+) -> tuple[dict[str, str], httpx2.Auth | None]:
     """Headers and auth for a session's connection to `spec`, by precedence.
 
     An `Authorization` header in mcp.json wins, then `SUBAGENT_TOKEN_<NAME>`, then the
@@ -73,6 +73,10 @@ def session_auth(
         note_secrets([token])
         headers["Authorization"] = f"Bearer {token}"
         return headers, None
+    if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
+        from launcher.bridge.oauth_machine import MachineAuth
+
+        return headers, MachineAuth(spec, store)
     return headers, SessionAuth(spec, store)
 
 
@@ -190,6 +194,8 @@ class SessionAuth(OAuthClientProvider):
         return tokens.access_token if tokens is not None else None
 
     async def _refresh_request(self, reason: str) -> httpx2.Request:
+        if self.context.current_tokens is None:
+            self._fail("not logged in (the stored login is gone)")
         if not self.context.can_refresh_token():
             self._fail(f"{reason} and there is no refresh token")
         return await self._refresh_token()

@@ -21,7 +21,10 @@ _COMMON_FIELDS = frozenset(
     {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
-_OAUTH_FIELDS = frozenset({"client_id", "client_secret", "scopes", "client_metadata_url"})
+_OAUTH_FIELDS = frozenset(
+    {"client_id", "client_secret", "scopes", "client_metadata_url", "grant_type"}
+)
+_GRANT_TYPES = ("authorization_code", "client_credentials")
 _HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | _OAUTH_FIELDS
 
 
@@ -121,6 +124,7 @@ def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
                 "client_secret": MASK if spec.oauth.client_secret is not None else None,
                 "scopes": list(spec.oauth.scopes),
                 "client_metadata_url": spec.oauth.client_metadata_url,
+                "grant_type": spec.oauth.grant_type,
             }
     shown.update(
         startup_timeout=spec.startup_timeout,
@@ -280,7 +284,21 @@ class _ServerParser:
         if client_secret is not None:
             # Always a credential, even when written literally into the file.
             self.secrets.add(client_secret)
+        grant = raw.get("grant_type", "authorization_code")
+        if grant not in _GRANT_TYPES:
+            raise self.error(
+                f"expected one of {', '.join(_GRANT_TYPES)}, got {json.dumps(grant)}",
+                "grant_type",
+                field=f"{self.name}.grant_type",
+            )
+        if grant == "client_credentials" and client_secret is None:
+            raise self.error(
+                "the client_credentials grant needs 'client_id' and 'client_secret'",
+                "grant_type",
+                field=f"{self.name}.grant_type",
+            )
         return OAuthSettings(
+            grant_type=grant,
             client_id=client_id,
             client_secret=client_secret,
             scopes=self.scopes(raw),

@@ -76,6 +76,8 @@ class OAuthSettings:
     client_secret: str | None = None
     scopes: tuple[str, ...] = ()
     client_metadata_url: str | None = None
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """`client_credentials`: a machine client (client_id + client_secret), no login needed."""
 
 
 @dataclass(frozen=True)
