@@ -11,7 +11,9 @@ TokenStore. Sessions use `session_auth` (oauth_session.py) and never come here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Callable, Iterator
 
 import anyio
 import httpx2
@@ -203,7 +205,7 @@ async def _connect(
     headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
     mask = SecretMask(spec.secrets)
     try:
-        with anyio.fail_after(timeout_s):
+        with anyio.fail_after(timeout_s), _quiet_sdk_log():
             async with create_mcp_http_client(headers=headers, auth=provider) as http:
                 async with Client(streamable_http_client(spec.url or "", http_client=http)):
                     pass
@@ -213,6 +215,27 @@ async def _connect(
             raise AuthError(f"login to '{spec.name}' failed: {mask.text(str(cause))}") from None
         text = mask.text(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
         raise AuthError(f"login to '{spec.name}' failed: {text}") from None
+
+
+@contextlib.contextmanager
+def _quiet_sdk_log() -> Iterator[None]:
+    """Keep the SDK's own tracebacks ("OAuth flow error") off the terminal during a login.
+
+    The failure reaches the user once, as the AuthError's text; a session already routes
+    the SDK's log to its sdk.log, and then this changes nothing.
+    """
+    logger = logging.getLogger("mcp")
+    if logger.handlers or not logger.propagate:
+        yield
+        return
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
+        logger.propagate = True
 
 
 def _innermost(exc: BaseException) -> BaseException:
