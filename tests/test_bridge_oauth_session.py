@@ -91,6 +91,13 @@ async def test_no_login_fails_with_the_login_hint(tmp_path: Path) -> None:
     assert servers.seen_bearers == []  # nothing was sent without a token
 
 
+async def test_unreadable_stored_login_asks_for_login(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path)
+    store.save("srv", StoredAuth(tokens={"access_token": "a", "token_type": "MAC"}))
+    with pytest.raises(LoginRequired, match="unreadable; run `subagent login srv`"):
+        await get(SessionAuth(SPEC, store), Servers())
+
+
 async def test_valid_token_is_sent_without_refresh(tmp_path: Path) -> None:
     store = TokenStore(tmp_path)
     store.save("srv", stored("good-access", expires_at=time.time() + 3600))

@@ -27,6 +27,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from pydantic import ValidationError
 
 from launcher.auth.tokens import StoredAuth, TokenStore, env_token
 from launcher.bridge.oauth_store import StoreStorage, stored_metadata
@@ -108,9 +109,13 @@ class SessionAuth(OAuthClientProvider):
         ctx.token_expiry_time = auth.expires_at
         ctx.client_info = None
         token_fields = {k: v for k, v in auth.tokens.items() if k != "expires_at"}
-        ctx.current_tokens = OAuthToken.model_validate(token_fields)
-        if auth.client_info is not None:
-            ctx.client_info = OAuthClientInformationFull.model_validate(auth.client_info)
+        try:
+            ctx.current_tokens = OAuthToken.model_validate(token_fields)
+            if auth.client_info is not None:
+                ctx.client_info = OAuthClientInformationFull.model_validate(auth.client_info)
+        except ValidationError:
+            ctx.clear_tokens()
+            self._fail("the stored login is unreadable")
         oauth, resource = stored_metadata(auth)
         ctx.oauth_metadata = oauth or ctx.oauth_metadata
         ctx.protected_resource_metadata = resource or ctx.protected_resource_metadata
