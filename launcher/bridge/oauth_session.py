@@ -37,6 +37,8 @@ from launcher.secrets import note_secrets
 
 EXPIRY_MARGIN_S = 5.0
 """A token expiring within this is refreshed before use: it would die in flight otherwise."""
+LOCK_POLL_S = 0.05
+"""How often a session retries the token lock another process holds (one refresh's length)."""
 REFRESH_LOCK_TIMEOUT_S = 30.0
 """How long a session waits for another process's refresh of the same server's token."""
 SESSION_REDIRECT_URI = "http://127.0.0.1/callback"
@@ -130,13 +132,22 @@ class SessionAuth(OAuthClientProvider):
 
     @asynccontextmanager
     async def _locked(self) -> AsyncIterator[None]:
-        """This process's refreshes one at a time, and across processes via the store's flock."""
+        """This process's refreshes one at a time, and across processes via the store's flock.
+
+        The flock is polled from the event loop (never a blocking wait in a thread), so a
+        cancelled session leaves at once and never holds the lock it was waiting for.
+        """
         async with self._mutex:
-            held = self.store.lock(self.name, timeout_s=REFRESH_LOCK_TIMEOUT_S)
-            try:
-                await anyio.to_thread.run_sync(held.__enter__)
-            except TimeoutError as exc:
-                self._fail(f"token refresh waited too long: {exc}")
+            deadline = time.monotonic() + REFRESH_LOCK_TIMEOUT_S
+            while True:
+                held = self.store.lock(self.name, timeout_s=0)
+                try:
+                    held.__enter__()
+                    break
+                except TimeoutError:
+                    if time.monotonic() >= deadline:
+                        self._fail("another process held the token lock too long")
+                    await anyio.sleep(LOCK_POLL_S)
             try:
                 yield
             finally:
