@@ -26,7 +26,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.loopback import RedirectReceiver
-from launcher.bridge.oauth_machine import MachineAuth
+from launcher.bridge.oauth_machine import MachineAuth, machine_auth
 from launcher.bridge.oauth_session import (
     EXPIRY_MARGIN_S,
     LoginRequired,
@@ -105,7 +105,7 @@ async def login(
     if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
         # A machine client: no browser, no redirect; "login" fetches and stores a token.
         store.delete(spec.name)
-        machine = MachineAuth(spec, store)
+        machine = machine_auth(spec, store)
         await _connect(spec, machine, LOGIN_CONNECT_TIMEOUT_S)
         _check_logged_in(spec, store)
         return

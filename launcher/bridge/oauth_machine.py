@@ -1,9 +1,11 @@
-"""OAuth for a machine client: the client_credentials grant, on the SDK's provider.
+"""OAuth for a machine client: the client_credentials grant, on the SDK's providers.
 
 A server with `"grant_type": "client_credentials"` needs no login: the session itself
-gets a token with the configured client_id and client_secret (discovery, token request,
-`resource` indicator: all the SDK's `ClientCredentialsOAuthProvider`), and keeps it in
-the TokenStore so later sessions reuse it until it expires or is rejected.
+gets a token with the configured client — authenticated by `client_secret`, or by a JWT
+assertion signed with `private_key` (RFC 7523 `private_key_jwt`) — through the SDK's
+`ClientCredentialsOAuthProvider` / `PrivateKeyJWTOAuthProvider` (discovery, token
+request, `resource` indicator), and keeps it in the TokenStore so later sessions reuse
+it until it expires or is rejected.
 """
 
 from __future__ import annotations
@@ -12,35 +14,26 @@ import warnings
 from collections.abc import AsyncGenerator
 
 import httpx2
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.oauth_store import StoreStorage, stored_metadata
 from launcher.config.types import ServerSpec
 
 
-class MachineAuth(ClientCredentialsOAuthProvider):
-    """client_credentials for one server, tokens cached in the TokenStore."""
+class _Machine(OAuthClientProvider):
+    """What both machine providers add: the stored expiry, and the first failure kept."""
 
-    def __init__(self, spec: ServerSpec, store: TokenStore) -> None:
-        settings = spec.oauth
-        assert settings is not None and settings.client_id and settings.client_secret
-        self.name = spec.name
-        self.storage = StoreStorage(store, spec.name)
-        with warnings.catch_warnings():
-            # No `issuer` binding is configured (mcp.json has no field for it); the SDK warns
-            # that it will require one, which would land on the user's terminal mid-session.
-            warnings.simplefilter("ignore")
-            super().__init__(
-                spec.url or "",
-                self.storage,
-                client_id=settings.client_id,
-                client_secret=settings.client_secret,
-                scope=" ".join(settings.scopes) or None,
-            )
-        self.failure: str | None = None
-        """Why no token could be had, once known: the connection reports this text."""
-        self.failure_exc: BaseException | None = None
+    name: str
+    storage: StoreStorage
+    failure: str | None = None
+    """Why no token could be had, once known: the connection reports this text."""
+    failure_exc: BaseException | None = None
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -70,3 +63,53 @@ class MachineAuth(ClientCredentialsOAuthProvider):
             raise
         finally:
             await flow.aclose()
+
+
+class SecretMachineAuth(_Machine, ClientCredentialsOAuthProvider):
+    """client_credentials with client_id + client_secret (HTTP Basic at the token endpoint)."""
+
+
+class JwtMachineAuth(_Machine, PrivateKeyJWTOAuthProvider):
+    """client_credentials authenticated by a JWT assertion signed with the client's key."""
+
+
+MachineAuth = SecretMachineAuth | JwtMachineAuth
+
+
+def machine_auth(spec: ServerSpec, store: TokenStore) -> MachineAuth:
+    """The machine provider for `spec` (a client_credentials server), tokens in `store`."""
+    settings = spec.oauth
+    assert settings is not None and settings.client_id is not None
+    scope = " ".join(settings.scopes) or None
+    storage = StoreStorage(store, spec.name)
+    provider: MachineAuth
+    with warnings.catch_warnings():
+        # No `issuer` binding is configured (mcp.json has no field for it); the SDK warns
+        # that it will require one, which would land on the user's terminal mid-session.
+        warnings.simplefilter("ignore")
+        if settings.private_key is not None:
+            signer = SignedJWTParameters(
+                issuer=settings.client_id,
+                subject=settings.client_id,
+                signing_key=settings.private_key,
+                signing_algorithm=settings.signing_algorithm,
+            )
+            provider = JwtMachineAuth(
+                spec.url or "",
+                storage,
+                client_id=settings.client_id,
+                assertion_provider=signer.create_assertion_provider(),
+                scope=scope,
+            )
+        else:
+            assert settings.client_secret is not None
+            provider = SecretMachineAuth(
+                spec.url or "",
+                storage,
+                client_id=settings.client_id,
+                client_secret=settings.client_secret,
+                scope=scope,
+            )
+    provider.name = spec.name
+    provider.storage = storage
+    return provider

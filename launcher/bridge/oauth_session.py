@@ -77,9 +77,9 @@ def session_auth(
         headers["Authorization"] = f"Bearer {token}"
         return headers, None
     if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
-        from launcher.bridge.oauth_machine import MachineAuth
+        from launcher.bridge.oauth_machine import machine_auth
 
-        return headers, MachineAuth(spec, store)
+        return headers, machine_auth(spec, store)
     return headers, SessionAuth(spec, store)
 
 

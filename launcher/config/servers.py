@@ -22,9 +22,30 @@ _COMMON_FIELDS = frozenset(
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
 _OAUTH_FIELDS = frozenset(
-    {"client_id", "client_secret", "scopes", "client_metadata_url", "grant_type"}
+    {
+        "client_id",
+        "client_secret",
+        "scopes",
+        "client_metadata_url",
+        "grant_type",
+        "private_key",
+        "signing_algorithm",
+    }
 )
 _GRANT_TYPES = ("authorization_code", "client_credentials")
+_SIGNING_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""Asymmetric JWT algorithms for a `private_key_jwt` assertion (RFC 7523)."""
 _HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | _OAUTH_FIELDS
 
 
@@ -125,6 +146,8 @@ def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
                 "scopes": list(spec.oauth.scopes),
                 "client_metadata_url": spec.oauth.client_metadata_url,
                 "grant_type": spec.oauth.grant_type,
+                "private_key": MASK if spec.oauth.private_key is not None else None,
+                "signing_algorithm": spec.oauth.signing_algorithm,
             }
     shown.update(
         startup_timeout=spec.startup_timeout,
@@ -291,13 +314,38 @@ class _ServerParser:
                 "grant_type",
                 field=f"{self.name}.grant_type",
             )
-        if grant == "client_credentials" and client_secret is None:
+        private_key = self.nonempty(raw, "private_key")
+        if private_key is not None:
+            self.secrets.add(private_key)
+        algorithm = self.nonempty(raw, "signing_algorithm") or "RS256"
+        if algorithm not in _SIGNING_ALGORITHMS:
             raise self.error(
-                "the client_credentials grant needs 'client_id' and 'client_secret'",
+                f"expected one of {', '.join(_SIGNING_ALGORITHMS)}, got {json.dumps(algorithm)}",
+                "signing_algorithm",
+                field=f"{self.name}.signing_algorithm",
+            )
+        for key, given in (
+            ("private_key", private_key),
+            ("signing_algorithm", raw.get("signing_algorithm")),
+        ):
+            if given is not None and grant != "client_credentials":
+                raise self.error(
+                    f'\'{key}\' applies only with "grant_type": "client_credentials"',
+                    key,
+                    field=f"{self.name}.{key}",
+                )
+        if grant == "client_credentials" and (
+            client_id is None or (client_secret is None) == (private_key is None)
+        ):
+            raise self.error(
+                "the client_credentials grant needs 'client_id' and one of 'client_secret' "
+                "or 'private_key'",
                 "grant_type",
                 field=f"{self.name}.grant_type",
             )
         return OAuthSettings(
+            private_key=private_key,
+            signing_algorithm=algorithm,
             grant_type=grant,
             client_id=client_id,
             client_secret=client_secret,

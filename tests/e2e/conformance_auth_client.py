@@ -56,12 +56,18 @@ def settings_from_context(context: dict[str, Any]) -> OAuthSettings:
     The client_credentials scenarios are configured as a user would for a machine client.
     """
     scenario = context.get("name") or os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    machine = scenario.startswith("auth/client-credentials") and context.get("client_secret")
+    if scenario.startswith("auth/client-credentials"):
+        return OAuthSettings(
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm") or "RS256",
+            grant_type="client_credentials",
+        )
     return OAuthSettings(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
         client_metadata_url=CLIENT_METADATA_URL,
-        grant_type="client_credentials" if machine else "authorization_code",
     )
 
 

@@ -40,16 +40,13 @@ PASSING = (
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 )
 KNOWN_FAILING: dict[str, str] = {
     "auth/2025-03-26-oauth-metadata-backcompat": (
         "the scenario serves authorization-server metadata from the server's origin with "
         "issuer '<origin>/oauth'; the SDK rejects the issuer mismatch (RFC 8414 section 3.3, "
         "mix-up defence) and the project keeps that check"
-    ),
-    "auth/client-credentials-jwt": (
-        "extension: client_credentials grant with a private_key_jwt assertion; mcp.json has "
-        "no field for a signing key"
     ),
     "auth/cross-app-access-complete-flow": (
         "extension: identity assertion (ID-JAG) token exchange from an enterprise IdP; "
