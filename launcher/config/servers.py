@@ -8,10 +8,10 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlparse
 
 from launcher.config.expand import MASK, expand, has_reference, mask_secrets
-from launcher.config.types import OAuthSettings, ServerSpec
+from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
+from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError
 
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024
@@ -21,32 +21,7 @@ _COMMON_FIELDS = frozenset(
     {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
-_OAUTH_FIELDS = frozenset(
-    {
-        "client_id",
-        "client_secret",
-        "scopes",
-        "client_metadata_url",
-        "grant_type",
-        "private_key",
-        "signing_algorithm",
-    }
-)
-_GRANT_TYPES = ("authorization_code", "client_credentials")
-_SIGNING_ALGORITHMS = (
-    "RS256",
-    "RS384",
-    "RS512",
-    "PS256",
-    "PS384",
-    "PS512",
-    "ES256",
-    "ES384",
-    "ES512",
-    "EdDSA",
-)
-"""Asymmetric JWT algorithms for a `private_key_jwt` assertion (RFC 7523)."""
-_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | _OAUTH_FIELDS
+_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | OAUTH_FIELDS
 
 
 def load_servers(
@@ -168,12 +143,6 @@ def _show_env(value: str, raw_value: object, spec: ServerSpec) -> str:
     return value
 
 
-def _is_metadata_url(url: str) -> bool:
-    """An https URL with a non-root path: what a client ID metadata document URL must be."""
-    parsed = urlparse(url)
-    return parsed.scheme == "https" and bool(parsed.netloc) and parsed.path not in ("", "/")
-
-
 def _line_of(text: str, *keys: str) -> int | None:
     """Best-effort line of a nested key: each key searched after the previous one."""
     pos = 0
@@ -186,7 +155,7 @@ def _line_of(text: str, *keys: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match is not None else None
 
 
-class _ServerParser:
+class _ServerParser(OAuthFields):
     """Validates and expands one server entry at a time, collecting secrets."""
 
     def __init__(self, path: Path, text: str, env: Mapping[str, str], warnings: list[str]) -> None:
@@ -270,110 +239,6 @@ class _ServerParser:
             raw=copy.deepcopy(raw),
             secrets=frozenset(self.secrets),
         )
-
-    def oauth(self, raw: dict) -> OAuthSettings | None:
-        """The `auth` field and its options; the options alone are a mistake, not ignored."""
-        kind = raw.get("auth")
-        if kind is None:
-            stray = next((key for key in raw if key in _OAUTH_FIELDS), None)
-            if stray is not None:
-                raise self.error(
-                    f'\'{stray}\' applies only with "auth": "oauth"',
-                    stray,
-                    field=f"{self.name}.{stray}",
-                )
-            return None
-        if kind != "oauth":
-            raise self.error(
-                f'expected "auth": "oauth", got {json.dumps(kind)}',
-                "auth",
-                field=f"{self.name}.auth",
-            )
-        metadata_url = self.nonempty(raw, "client_metadata_url")
-        if metadata_url is not None and not _is_metadata_url(metadata_url):
-            raise self.error(
-                "expected an https:// URL with a path (the client ID metadata document)",
-                "client_metadata_url",
-                field=f"{self.name}.client_metadata_url",
-            )
-        client_secret = self.nonempty(raw, "client_secret")
-        client_id = self.nonempty(raw, "client_id")
-        if client_secret is not None and client_id is None:
-            raise self.error(
-                "'client_secret' needs 'client_id'",
-                "client_secret",
-                field=f"{self.name}.client_secret",
-            )
-        if client_secret is not None:
-            # Always a credential, even when written literally into the file.
-            self.secrets.add(client_secret)
-        grant = raw.get("grant_type", "authorization_code")
-        if grant not in _GRANT_TYPES:
-            raise self.error(
-                f"expected one of {', '.join(_GRANT_TYPES)}, got {json.dumps(grant)}",
-                "grant_type",
-                field=f"{self.name}.grant_type",
-            )
-        private_key = self.nonempty(raw, "private_key")
-        if private_key is not None:
-            self.secrets.add(private_key)
-        algorithm = self.nonempty(raw, "signing_algorithm") or "RS256"
-        if algorithm not in _SIGNING_ALGORITHMS:
-            raise self.error(
-                f"expected one of {', '.join(_SIGNING_ALGORITHMS)}, got {json.dumps(algorithm)}",
-                "signing_algorithm",
-                field=f"{self.name}.signing_algorithm",
-            )
-        for key, given in (
-            ("private_key", private_key),
-            ("signing_algorithm", raw.get("signing_algorithm")),
-        ):
-            if given is not None and grant != "client_credentials":
-                raise self.error(
-                    f'\'{key}\' applies only with "grant_type": "client_credentials"',
-                    key,
-                    field=f"{self.name}.{key}",
-                )
-        if grant == "client_credentials" and (
-            client_id is None or (client_secret is None) == (private_key is None)
-        ):
-            raise self.error(
-                "the client_credentials grant needs 'client_id' and one of 'client_secret' "
-                "or 'private_key'",
-                "grant_type",
-                field=f"{self.name}.grant_type",
-            )
-        return OAuthSettings(
-            private_key=private_key,
-            signing_algorithm=algorithm,
-            grant_type=grant,
-            client_id=client_id,
-            client_secret=client_secret,
-            scopes=self.scopes(raw),
-            client_metadata_url=metadata_url,
-        )
-
-    def nonempty(self, raw: dict, key: str) -> str | None:
-        """An optional string field that, when present, must say something."""
-        value = self.string(raw, key)
-        if value is not None and not value.strip():
-            raise self.error("expected a non-empty string", key, field=f"{self.name}.{key}")
-        return value
-
-    def scopes(self, raw: dict) -> tuple[str, ...]:
-        """`scopes`: a list of scope strings, or one space-separated string."""
-        value = raw.get("scopes", [])
-        if isinstance(value, str):
-            value = value.split()
-        if not isinstance(value, list) or not all(
-            isinstance(item, str) and item and not any(c.isspace() for c in item) for item in value
-        ):
-            raise self.error(
-                "expected a list of scope names (strings without spaces)",
-                "scopes",
-                field=f"{self.name}.scopes",
-            )
-        return tuple(value)
 
     def server_type(self, raw: dict) -> str:
         kind = raw.get("type")
