@@ -9,6 +9,8 @@ Precedence (`session_auth`): an `Authorization` header in mcp.json, then
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -41,6 +43,8 @@ LOCK_POLL_S = 0.05
 """How often a session retries the token lock another process holds (one refresh's length)."""
 REFRESH_LOCK_TIMEOUT_S = 30.0
 """How long a session waits for another process's refresh of the same server's token."""
+_ERROR_CODE = re.compile(r"[a-z_]{1,64}")
+"""What an OAuth error code looks like; anything else in its place is not shown."""
 SESSION_REDIRECT_URI = "http://127.0.0.1/callback"
 """Placeholder redirect URI of the session provider: it never authorizes, so never sends it."""
 
@@ -218,11 +222,21 @@ class SessionAuth(OAuthClientProvider):
 
     async def _take_refresh(self, response: httpx2.Response) -> None:
         if not await self._handle_refresh_response(response):
-            error = ""
-            try:
-                body = response.json()
-                if isinstance(body, dict) and isinstance(body.get("error"), str):
-                    error = f" {body['error']}"
-            except ValueError:
-                pass
-            self._fail(f"token refresh failed (HTTP {response.status_code}{error})")
+            self._fail(
+                f"token refresh failed (HTTP {response.status_code}{await _oauth_error(response)})"
+            )
+
+
+async def _oauth_error(response: httpx2.Response) -> str:
+    """` invalid_grant`: the OAuth error code of a failed token response, if it names one.
+
+    Only the code (RFC 6749 section 5.2: a short ASCII word), never the rest of the body.
+    """
+    try:
+        body = json.loads(await response.aread())
+    except (httpx2.HTTPError, ValueError):
+        return ""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, str) and _ERROR_CODE.fullmatch(error):
+        return f" {error}"
+    return ""
