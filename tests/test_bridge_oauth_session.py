@@ -20,6 +20,7 @@ import httpx2
 import pytest
 
 from launcher.auth.tokens import StoredAuth, TokenStore
+from launcher.bridge import oauth_session
 from launcher.bridge.oauth_session import LoginRequired, SessionAuth, session_auth
 from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.secrets import LiveMask
@@ -187,6 +188,27 @@ async def test_revoked_refresh_token_fails_with_the_login_hint(
     with pytest.raises(LoginRequired):
         await get(auth, servers)
     assert len(servers.refreshes) == 1
+
+
+async def test_short_lived_token_gets_a_proportional_margin(
+    tmp_path: Path, servers: Servers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scaled up so no test delay can matter: a 400 s token, 300 s left, a 1000 s margin.
+    monkeypatch.setattr(oauth_session, "EXPIRY_MARGIN_S", 1000.0)
+    store = TokenStore(tmp_path)
+    record = stored(servers, "good-access", expires_at=time.time() + 300)
+    record.tokens["expires_in"] = 400  # a quarter of it (100 s) applies, not the 1000 s
+    store.save("srv", record)
+    assert await get(SessionAuth(spec_for(servers), store), servers) == 200
+    assert servers.refreshes == []
+
+
+async def test_token_inside_the_margin_is_refreshed_first(tmp_path: Path, servers: Servers) -> None:
+    store = TokenStore(tmp_path)
+    store.save("srv", stored(servers, "good-access", expires_at=time.time() + 2))
+    assert await get(SessionAuth(spec_for(servers), store), servers) == 200
+    assert len(servers.refreshes) == 1
+    assert servers.seen_bearers == ["Bearer fresh-access-1"]
 
 
 async def test_expired_without_refresh_token_asks_for_login(

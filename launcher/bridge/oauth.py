@@ -116,12 +116,14 @@ async def login(
     store.delete(spec.name)
     failure: AuthError | None = None
     async with anyio.create_task_group() as tg:
-        receiver = RedirectReceiver()
-        await receiver.start(tg)
         try:
+            receiver = RedirectReceiver()
+            await receiver.start(tg)
             await _authorize(spec, storage, receiver, open_url, timeout_s, step_up)
         except AuthError as exc:
             failure = exc  # raised outside the task group, which would wrap it
+        except OSError as exc:  # no loopback port, or the token file cannot be written
+            failure = AuthError(f"login to '{spec.name}' failed: {exc}")
         finally:
             tg.cancel_scope.cancel()
     if failure is not None:

@@ -38,7 +38,8 @@ from launcher.errors import AuthError
 from launcher.secrets import note_secrets
 
 EXPIRY_MARGIN_S = 5.0
-"""A token expiring within this is refreshed before use: it would die in flight otherwise."""
+"""A token expiring within this is refreshed before use: it would die in flight otherwise
+(at most a quarter of the token's lifetime, for short-lived tokens)."""
 LOCK_POLL_S = 0.05
 """How often a session retries the token lock another process holds (one refresh's length)."""
 REFRESH_LOCK_TIMEOUT_S = 30.0
@@ -132,7 +133,12 @@ class SessionAuth(OAuthClientProvider):
         if ctx.current_tokens is None:
             return True
         expiry = ctx.token_expiry_time
-        return expiry is not None and time.time() + EXPIRY_MARGIN_S >= expiry
+        if expiry is None:
+            return False
+        # A short-lived token gets a proportionally short margin, or it would never be used.
+        lifetime = ctx.current_tokens.expires_in
+        margin = min(EXPIRY_MARGIN_S, lifetime / 4) if lifetime else EXPIRY_MARGIN_S
+        return time.time() + margin >= expiry
 
     @asynccontextmanager
     async def _locked(self) -> AsyncIterator[None]:
