@@ -38,7 +38,7 @@ from launcher.bridge.oauth_session import (
 from launcher.bridge.oauth_store import StoreStorage
 from launcher.config.types import ServerSpec
 from launcher.errors import AuthError, UsageError
-from launcher.secrets import SecretMask, note_secrets
+from launcher.secrets import LiveMask, note_secrets
 
 __all__ = [
     "EXPIRY_MARGIN_S",
@@ -205,7 +205,7 @@ async def _connect(
 ) -> None:
     """Open (and close) one MCP session through `provider`: its 401 starts the flow."""
     headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
-    mask = SecretMask(spec.secrets)
+    mask = LiveMask(spec.secrets)  # learned tokens and the authorization code too
     try:
         with anyio.fail_after(timeout_s), _quiet_sdk_log():
             async with create_mcp_http_client(headers=headers, auth=provider) as http:
