@@ -75,12 +75,86 @@ def test_literal_client_secret_is_masked_in_the_launch_spec(tmp_path: Path) -> N
         "client_secret": "****",
         "scopes": [],
         "client_metadata_url": None,
+        "grant_type": "authorization_code",
+        "private_key": None,
+        "signing_algorithm": "RS256",
     }
+
+
+def test_client_credentials_grant(tmp_path: Path) -> None:
+    server = {
+        "url": "http://h/mcp",
+        "auth": "oauth",
+        "grant_type": "client_credentials",
+        "client_id": "machine",
+        "client_secret": "${S}",
+    }
+    spec = load_servers(write(tmp_path, server), {"S": "machine-secret"})[0]["srv"]
+    assert spec.oauth == OAuthSettings(
+        client_id="machine", client_secret="machine-secret", grant_type="client_credentials"
+    )
+
+
+def test_client_credentials_with_a_signing_key(tmp_path: Path) -> None:
+    server = {
+        "url": "http://h/mcp",
+        "auth": "oauth",
+        "grant_type": "client_credentials",
+        "client_id": "machine",
+        "private_key": "${KEY}",
+        "signing_algorithm": "ES256",
+    }
+    pem = "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----"
+    spec = load_servers(write(tmp_path, server), {"KEY": pem})[0]["srv"]
+    assert spec.oauth is not None
+    assert (spec.oauth.private_key, spec.oauth.signing_algorithm) == (pem, "ES256")
+    assert pem in spec.secrets
+    shown = json.dumps(masked_launch_spec(spec))
+    assert "abc" not in shown and '"private_key": "****"' in shown
 
 
 @pytest.mark.parametrize(
     ("server", "field", "expected"),
     [
+        (
+            {"url": "http://h", "auth": "oauth", "private_key": "k"},
+            "srv.private_key",
+            'only with "grant_type": "client_credentials"',
+        ),
+        (
+            {
+                "url": "http://h",
+                "auth": "oauth",
+                "grant_type": "client_credentials",
+                "client_id": "c",
+                "private_key": "k",
+                "signing_algorithm": "HS256",
+            },
+            "srv.signing_algorithm",
+            "expected one of RS256",
+        ),
+        (
+            {
+                "url": "http://h",
+                "auth": "oauth",
+                "grant_type": "client_credentials",
+                "client_id": "c",
+                "client_secret": "s",
+                "private_key": "k",
+            },
+            "srv.grant_type",
+            "one of 'client_secret' or 'private_key'",
+        ),
+        (
+            {"url": "http://h", "auth": "oauth", "grant_type": "password"},
+            "srv.grant_type",
+            "expected one of authorization_code, client_credentials",
+        ),
+        (
+            {"url": "http://h", "auth": "oauth", "grant_type": "client_credentials"},
+            "srv.grant_type",
+            "needs 'client_id' and one of",
+        ),
         ({"url": "http://h", "auth": "basic"}, "srv.auth", 'expected "auth": "oauth"'),
         ({"url": "http://h", "auth": True}, "srv.auth", 'expected "auth": "oauth"'),
         ({"command": "c", "auth": "oauth"}, "srv.auth", "applies only to http servers"),

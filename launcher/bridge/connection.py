@@ -382,7 +382,7 @@ class McpConnection:
         await self._on_tools(defs)
 
     def _auth_failure(self) -> str | None:
-        """Why the server needs `subagent login`, when its OAuth provider gave up."""
+        """Why the server's OAuth provider gave up (e.g. "...; run `subagent login NAME`")."""
         return getattr(self._auth, "failure", None)
 
     def _with_exit_status(self, reason: str) -> str:

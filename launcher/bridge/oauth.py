@@ -11,7 +11,9 @@ TokenStore. Sessions use `session_auth` (oauth_session.py) and never come here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Callable, Iterator
 
 import anyio
 import httpx2
@@ -24,6 +26,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.loopback import RedirectReceiver
+from launcher.bridge.oauth_machine import MachineAuth, machine_auth
 from launcher.bridge.oauth_session import (
     EXPIRY_MARGIN_S,
     LoginRequired,
@@ -35,7 +38,7 @@ from launcher.bridge.oauth_session import (
 from launcher.bridge.oauth_store import StoreStorage
 from launcher.config.types import ServerSpec
 from launcher.errors import AuthError, UsageError
-from launcher.secrets import SecretMask, note_secrets
+from launcher.secrets import LiveMask, note_secrets
 
 __all__ = [
     "EXPIRY_MARGIN_S",
@@ -56,7 +59,7 @@ LOGIN_CONNECT_TIMEOUT_S = 60.0
 class _LoginProvider(OAuthClientProvider):
     """The SDK provider, keeping the first failure of its flow (the SDK may wrap it)."""
 
-    failure: BaseException | None = None
+    failure_exc: BaseException | None = None
     extra_scope: str | None = None
     """Scopes asked for beyond the SDK's choice: mcp.json `scopes` and a session's step-up."""
 
@@ -79,7 +82,7 @@ class _LoginProvider(OAuthClientProvider):
         except StopAsyncIteration:
             return
         except Exception as exc:
-            self.failure = self.failure or exc
+            self.failure_exc = self.failure_exc or exc
             raise
         finally:
             await flow.aclose()
@@ -99,6 +102,13 @@ async def login(
     """
     if spec.type != "http" or spec.auth != "oauth":
         raise UsageError(f'server \'{spec.name}\' does not use OAuth (it needs "auth": "oauth")')
+    if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
+        # A machine client: no browser, no redirect; "login" fetches and stores a token.
+        store.delete(spec.name)
+        machine = machine_auth(spec, store)
+        await _connect(spec, machine, LOGIN_CONNECT_TIMEOUT_S)
+        _check_logged_in(spec, store)
+        return
     storage = StoreStorage(store, spec.name)
     previous = store.load(spec.name)
     step_up = previous.metadata.get("step_up_scope") if previous is not None else None
@@ -106,16 +116,22 @@ async def login(
     store.delete(spec.name)
     failure: AuthError | None = None
     async with anyio.create_task_group() as tg:
-        receiver = RedirectReceiver()
-        await receiver.start(tg)
         try:
+            receiver = RedirectReceiver()
+            await receiver.start(tg)
             await _authorize(spec, storage, receiver, open_url, timeout_s, step_up)
         except AuthError as exc:
             failure = exc  # raised outside the task group, which would wrap it
+        except OSError as exc:  # no loopback port, or the token file cannot be written
+            failure = AuthError(f"login to '{spec.name}' failed: {exc}")
         finally:
             tg.cancel_scope.cancel()
     if failure is not None:
         raise failure
+    _check_logged_in(spec, store)
+
+
+def _check_logged_in(spec: ServerSpec, store: TokenStore) -> None:
     auth = store.load(spec.name)
     if auth is None or auth.access_token is None:
         raise AuthError(
@@ -184,21 +200,44 @@ async def _authorize(
     )
 
 
-async def _connect(spec: ServerSpec, provider: _LoginProvider, timeout_s: float) -> None:
+async def _connect(
+    spec: ServerSpec, provider: _LoginProvider | MachineAuth, timeout_s: float
+) -> None:
     """Open (and close) one MCP session through `provider`: its 401 starts the flow."""
     headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
-    mask = SecretMask(spec.secrets)
+    mask = LiveMask(spec.secrets)  # learned tokens and the authorization code too
     try:
-        with anyio.fail_after(timeout_s):
+        with anyio.fail_after(timeout_s), _quiet_sdk_log():
             async with create_mcp_http_client(headers=headers, auth=provider) as http:
                 async with Client(streamable_http_client(spec.url or "", http_client=http)):
                     pass
     except Exception as exc:
-        cause = provider.failure or _innermost(exc)
+        cause = provider.failure_exc or _innermost(exc)
         if isinstance(cause, AuthError):
             raise AuthError(f"login to '{spec.name}' failed: {mask.text(str(cause))}") from None
         text = mask.text(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
         raise AuthError(f"login to '{spec.name}' failed: {text}") from None
+
+
+@contextlib.contextmanager
+def _quiet_sdk_log() -> Iterator[None]:
+    """Keep the SDK's own tracebacks ("OAuth flow error") off the terminal during a login.
+
+    The failure reaches the user once, as the AuthError's text; a session already routes
+    the SDK's log to its sdk.log, and then this changes nothing.
+    """
+    logger = logging.getLogger("mcp")
+    if logger.handlers or not logger.propagate:
+        yield
+        return
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
+        logger.propagate = True
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -9,6 +9,8 @@ Precedence (`session_auth`): an `Authorization` header in mcp.json, then
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -27,6 +29,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from pydantic import ValidationError
 
 from launcher.auth.tokens import StoredAuth, TokenStore, env_token
 from launcher.bridge.oauth_store import StoreStorage, stored_metadata
@@ -35,9 +38,14 @@ from launcher.errors import AuthError
 from launcher.secrets import note_secrets
 
 EXPIRY_MARGIN_S = 5.0
-"""A token expiring within this is refreshed before use: it would die in flight otherwise."""
+"""A token expiring within this is refreshed before use: it would die in flight otherwise
+(at most a quarter of the token's lifetime, for short-lived tokens)."""
+LOCK_POLL_S = 0.05
+"""How often a session retries the token lock another process holds (one refresh's length)."""
 REFRESH_LOCK_TIMEOUT_S = 30.0
 """How long a session waits for another process's refresh of the same server's token."""
+_ERROR_CODE = re.compile(r"[a-z_]{1,64}")
+"""What an OAuth error code looks like; anything else in its place is not shown."""
 SESSION_REDIRECT_URI = "http://127.0.0.1/callback"
 """Placeholder redirect URI of the session provider: it never authorizes, so never sends it."""
 
@@ -58,7 +66,7 @@ def has_authorization_header(headers: Mapping[str, str]) -> bool:
 
 def session_auth(
     spec: ServerSpec, store: TokenStore, env: Mapping[str, str]
-) -> tuple[dict[str, str], SessionAuth | None]:
+) -> tuple[dict[str, str], httpx2.Auth | None]:
     """Headers and auth for a session's connection to `spec`, by precedence.
 
     An `Authorization` header in mcp.json wins, then `SUBAGENT_TOKEN_<NAME>`, then the
@@ -73,6 +81,10 @@ def session_auth(
         note_secrets([token])
         headers["Authorization"] = f"Bearer {token}"
         return headers, None
+    if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
+        from launcher.bridge.oauth_machine import machine_auth
+
+        return headers, machine_auth(spec, store)
     return headers, SessionAuth(spec, store)
 
 
@@ -104,9 +116,13 @@ class SessionAuth(OAuthClientProvider):
         ctx.token_expiry_time = auth.expires_at
         ctx.client_info = None
         token_fields = {k: v for k, v in auth.tokens.items() if k != "expires_at"}
-        ctx.current_tokens = OAuthToken.model_validate(token_fields)
-        if auth.client_info is not None:
-            ctx.client_info = OAuthClientInformationFull.model_validate(auth.client_info)
+        try:
+            ctx.current_tokens = OAuthToken.model_validate(token_fields)
+            if auth.client_info is not None:
+                ctx.client_info = OAuthClientInformationFull.model_validate(auth.client_info)
+        except ValidationError:
+            ctx.clear_tokens()
+            self._fail("the stored login is unreadable")
         oauth, resource = stored_metadata(auth)
         ctx.oauth_metadata = oauth or ctx.oauth_metadata
         ctx.protected_resource_metadata = resource or ctx.protected_resource_metadata
@@ -117,17 +133,31 @@ class SessionAuth(OAuthClientProvider):
         if ctx.current_tokens is None:
             return True
         expiry = ctx.token_expiry_time
-        return expiry is not None and time.time() + EXPIRY_MARGIN_S >= expiry
+        if expiry is None:
+            return False
+        # A short-lived token gets a proportionally short margin, or it would never be used.
+        lifetime = ctx.current_tokens.expires_in
+        margin = min(EXPIRY_MARGIN_S, lifetime / 4) if lifetime else EXPIRY_MARGIN_S
+        return time.time() + margin >= expiry
 
     @asynccontextmanager
     async def _locked(self) -> AsyncIterator[None]:
-        """This process's refreshes one at a time, and across processes via the store's flock."""
+        """This process's refreshes one at a time, and across processes via the store's flock.
+
+        The flock is polled from the event loop (never a blocking wait in a thread), so a
+        cancelled session leaves at once and never holds the lock it was waiting for.
+        """
         async with self._mutex:
-            held = self.store.lock(self.name, timeout_s=REFRESH_LOCK_TIMEOUT_S)
-            try:
-                await anyio.to_thread.run_sync(held.__enter__)
-            except TimeoutError as exc:
-                self._fail(f"token refresh waited too long: {exc}")
+            deadline = time.monotonic() + REFRESH_LOCK_TIMEOUT_S
+            while True:
+                held = self.store.lock(self.name, timeout_s=0)
+                try:
+                    held.__enter__()
+                    break
+                except TimeoutError:
+                    if time.monotonic() >= deadline:
+                        self._fail("another process held the token lock too long")
+                    await anyio.sleep(LOCK_POLL_S)
             try:
                 yield
             finally:
@@ -190,19 +220,29 @@ class SessionAuth(OAuthClientProvider):
         return tokens.access_token if tokens is not None else None
 
     async def _refresh_request(self, reason: str) -> httpx2.Request:
+        if self.context.current_tokens is None:
+            self._fail("not logged in (the stored login is gone)")
         if not self.context.can_refresh_token():
             self._fail(f"{reason} and there is no refresh token")
         return await self._refresh_token()
 
     async def _take_refresh(self, response: httpx2.Response) -> None:
         if not await self._handle_refresh_response(response):
-            error = ""
-            try:
-                # The SDK leaves a refused refresh's body unread (a streamed response).
-                await response.aread()
-                body = response.json()
-                if isinstance(body, dict) and isinstance(body.get("error"), str):
-                    error = f" {body['error']}"
-            except ValueError:
-                pass
-            self._fail(f"token refresh failed (HTTP {response.status_code}{error})")
+            self._fail(
+                f"token refresh failed (HTTP {response.status_code}{await _oauth_error(response)})"
+            )
+
+
+async def _oauth_error(response: httpx2.Response) -> str:
+    """` invalid_grant`: the OAuth error code of a failed token response, if it names one.
+
+    Only the code (RFC 6749 section 5.2: a short ASCII word), never the rest of the body.
+    """
+    try:
+        body = json.loads(await response.aread())
+    except (httpx2.HTTPError, ValueError):
+        return ""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, str) and _ERROR_CODE.fullmatch(error):
+        return f" {error}"
+    return ""

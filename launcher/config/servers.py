@@ -8,10 +8,10 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlparse
 
 from launcher.config.expand import MASK, expand, has_reference, mask_secrets
-from launcher.config.types import OAuthSettings, ServerSpec
+from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
+from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError
 
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024
@@ -21,8 +21,7 @@ _COMMON_FIELDS = frozenset(
     {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
-_OAUTH_FIELDS = frozenset({"client_id", "client_secret", "scopes", "client_metadata_url"})
-_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | _OAUTH_FIELDS
+_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | OAUTH_FIELDS
 
 
 def load_servers(
@@ -121,6 +120,9 @@ def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
                 "client_secret": MASK if spec.oauth.client_secret is not None else None,
                 "scopes": list(spec.oauth.scopes),
                 "client_metadata_url": spec.oauth.client_metadata_url,
+                "grant_type": spec.oauth.grant_type,
+                "private_key": MASK if spec.oauth.private_key is not None else None,
+                "signing_algorithm": spec.oauth.signing_algorithm,
             }
     shown.update(
         startup_timeout=spec.startup_timeout,
@@ -141,12 +143,6 @@ def _show_env(value: str, raw_value: object, spec: ServerSpec) -> str:
     return value
 
 
-def _is_metadata_url(url: str) -> bool:
-    """An https URL with a non-root path: what a client ID metadata document URL must be."""
-    parsed = urlparse(url)
-    return parsed.scheme == "https" and bool(parsed.netloc) and parsed.path not in ("", "/")
-
-
 def _line_of(text: str, *keys: str) -> int | None:
     """Best-effort line of a nested key: each key searched after the previous one."""
     pos = 0
@@ -159,7 +155,7 @@ def _line_of(text: str, *keys: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match is not None else None
 
 
-class _ServerParser:
+class _ServerParser(OAuthFields):
     """Validates and expands one server entry at a time, collecting secrets."""
 
     def __init__(self, path: Path, text: str, env: Mapping[str, str], warnings: list[str]) -> None:
@@ -243,71 +239,6 @@ class _ServerParser:
             raw=copy.deepcopy(raw),
             secrets=frozenset(self.secrets),
         )
-
-    def oauth(self, raw: dict) -> OAuthSettings | None:
-        """The `auth` field and its options; the options alone are a mistake, not ignored."""
-        kind = raw.get("auth")
-        if kind is None:
-            stray = next((key for key in raw if key in _OAUTH_FIELDS), None)
-            if stray is not None:
-                raise self.error(
-                    f'\'{stray}\' applies only with "auth": "oauth"',
-                    stray,
-                    field=f"{self.name}.{stray}",
-                )
-            return None
-        if kind != "oauth":
-            raise self.error(
-                f'expected "auth": "oauth", got {json.dumps(kind)}',
-                "auth",
-                field=f"{self.name}.auth",
-            )
-        metadata_url = self.nonempty(raw, "client_metadata_url")
-        if metadata_url is not None and not _is_metadata_url(metadata_url):
-            raise self.error(
-                "expected an https:// URL with a path (the client ID metadata document)",
-                "client_metadata_url",
-                field=f"{self.name}.client_metadata_url",
-            )
-        client_secret = self.nonempty(raw, "client_secret")
-        client_id = self.nonempty(raw, "client_id")
-        if client_secret is not None and client_id is None:
-            raise self.error(
-                "'client_secret' needs 'client_id'",
-                "client_secret",
-                field=f"{self.name}.client_secret",
-            )
-        if client_secret is not None:
-            # Always a credential, even when written literally into the file.
-            self.secrets.add(client_secret)
-        return OAuthSettings(
-            client_id=client_id,
-            client_secret=client_secret,
-            scopes=self.scopes(raw),
-            client_metadata_url=metadata_url,
-        )
-
-    def nonempty(self, raw: dict, key: str) -> str | None:
-        """An optional string field that, when present, must say something."""
-        value = self.string(raw, key)
-        if value is not None and not value.strip():
-            raise self.error("expected a non-empty string", key, field=f"{self.name}.{key}")
-        return value
-
-    def scopes(self, raw: dict) -> tuple[str, ...]:
-        """`scopes`: a list of scope strings, or one space-separated string."""
-        value = raw.get("scopes", [])
-        if isinstance(value, str):
-            value = value.split()
-        if not isinstance(value, list) or not all(
-            isinstance(item, str) and item and not any(c.isspace() for c in item) for item in value
-        ):
-            raise self.error(
-                "expected a list of scope names (strings without spaces)",
-                "scopes",
-                field=f"{self.name}.scopes",
-            )
-        return tuple(value)
 
     def server_type(self, raw: dict) -> str:
         kind = raw.get("type")

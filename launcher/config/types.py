@@ -76,6 +76,12 @@ class OAuthSettings:
     client_secret: str | None = None
     scopes: tuple[str, ...] = ()
     client_metadata_url: str | None = None
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """`client_credentials`: a machine client (client_id + a secret or a key), no login needed."""
+    private_key: str | None = None
+    """PEM key signing the client's JWT assertion (`private_key_jwt`), client_credentials only."""
+    signing_algorithm: str = "RS256"
+    """The JWT assertion's algorithm (`RS256`, `ES256`, ...)."""
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,19 @@ def follow_redirects(url: str) -> None:
 
 
 def settings_from_context(context: dict[str, Any]) -> OAuthSettings:
-    """mcp.json's OAuth options for the scenario: a pre-registered client if it names one."""
+    """mcp.json's OAuth options for the scenario: a pre-registered client if it names one.
+
+    The client_credentials scenarios are configured as a user would for a machine client.
+    """
+    scenario = context.get("name") or os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if scenario.startswith("auth/client-credentials"):
+        return OAuthSettings(
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm") or "RS256",
+            grant_type="client_credentials",
+        )
     return OAuthSettings(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
@@ -71,6 +83,10 @@ async def run(url: str, home: Path, context: dict[str, Any]) -> int:
         tool_timeout=CALL_TIMEOUT_S,
     )
     store = TokenStore(home)
+    if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
+        # A machine client needs no login: the session gets its own token.
+        failed, _ = await session(spec, store, home)
+        return 1 if failed else 0
     for _ in range(LOGIN_ROUNDS):
         try:
             await login(spec, store, open_url=follow_redirects, timeout_s=LOGIN_TIMEOUT_S)

@@ -2,7 +2,8 @@
 
 `conformance_auth_client.py` logs in with `launcher.bridge.oauth.login` (the browser step
 is an HTTP client following the redirect), then connects through `McpConnection` with the
-stored tokens and calls the scenario's tools. Scenarios the project does not pass are
+stored tokens and calls the scenario's tools; a client_credentials scenario skips the
+login, as a configured machine client does. Scenarios the project does not pass are
 listed with the reason and run as strict xfails: one that starts passing fails the run,
 so the list stays true.
 """
@@ -38,20 +39,14 @@ PASSING = (
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 )
 KNOWN_FAILING: dict[str, str] = {
     "auth/2025-03-26-oauth-metadata-backcompat": (
         "the scenario serves authorization-server metadata from the server's origin with "
         "issuer '<origin>/oauth'; the SDK rejects the issuer mismatch (RFC 8414 section 3.3, "
         "mix-up defence) and the project keeps that check"
-    ),
-    "auth/client-credentials-jwt": (
-        "extension: client_credentials grant with a private_key_jwt assertion; mcp.json has "
-        "no field for a signing key"
-    ),
-    "auth/client-credentials-basic": (
-        "extension: client_credentials grant; the project logs in with the authorization "
-        "code grant only"
     ),
     "auth/cross-app-access-complete-flow": (
         "extension: identity assertion (ID-JAG) token exchange from an enterprise IdP; "
