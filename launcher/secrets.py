@@ -40,9 +40,13 @@ _learned_generation = 0
 
 
 def note_secrets(values: Iterable[str]) -> None:
-    """Register credentials learned at run time (tokens): every LiveMask masks them from now."""
+    """Register credentials learned at run time (tokens): every LiveMask masks them from now.
+
+    Values shorter than MIN_ENV_SECRET_CHARS are no credential anyone issues, and masking
+    them (a one-letter test token) would mask that letter in every later log line.
+    """
     global _learned_generation
-    new = {v for v in values if v and v not in _learned}
+    new = {v for v in values if len(v) >= MIN_ENV_SECRET_CHARS and v not in _learned}
     if new:
         _learned.update(new)
         _learned_generation += 1
