@@ -61,20 +61,29 @@ def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]
 
 def run_login(server: str, config_dir: Path | None, *, no_browser: bool, timeout_s: float) -> int:
     """`subagent login SERVER`: the interactive flow, then a one-line status."""
+    import os
+
     import anyio
 
-    from launcher.auth.tokens import TokenStore
+    from launcher.auth.tokens import TokenStore, env_token, token_env_name
     from launcher.bridge.oauth import login
     from launcher.cli.options import load
+    from launcher.cli.render import describe_oauth
     from launcher.state import state_home
 
     spec = oauth_server(load(config_dir), server)
     store = TokenStore(state_home())
     quiet_sdk_logging()
     anyio.run(lambda: login(spec, store, open_url=url_opener(no_browser), timeout_s=timeout_s))
-    from launcher.cli.render import describe_oauth
-
-    print(f"Logged in to {server}: {describe_oauth(store.status(server))}.")
+    detail = describe_oauth(store.status(server)).removeprefix("logged in").lstrip(", ")
+    print(f"Logged in to {server}" + (f": {detail}." if detail else "."))
+    # Sessions prefer these over the login (CI precedence): say so rather than surprise.
+    if any(key.lower() == "authorization" for key in spec.headers):
+        sys.stderr.write(f"subagent: note: '{server}' has an Authorization header in mcp.json; ")
+        sys.stderr.write("sessions send it instead of this login\n")
+    elif env_token(server, os.environ):
+        sys.stderr.write(f"subagent: note: {token_env_name(server)} is set; ")
+        sys.stderr.write("sessions use it instead of this login\n")
     return 0
 
 

@@ -137,10 +137,18 @@ class Login:
     """What the browser showed after following the redirects (None: no URL was printed)."""
 
 
-def login(subagent: Subagent, config: Path, server: str, *, follow: bool = True) -> Login:
+def login(
+    subagent: Subagent,
+    config: Path,
+    server: str,
+    *,
+    follow: bool = True,
+    env: dict[str, str] | None = None,
+) -> Login:
     """Run `subagent login SERVER --no-browser`, read the URL it prints and GET it, following
     the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end."""
-    proc = subagent.start("login", server, "--no-browser", "--config-dir", str(config))
+    argv = ("login", server, "--no-browser", "--config-dir", str(config))
+    proc = subagent.start(*argv, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
     seen: list[str] = []

@@ -59,7 +59,10 @@ def test_env_token_and_header_win_over_the_stored_login(tmp_path: Path, subagent
         assert whoami(subagent, plain, script, both, seen).startswith("client=ci-env ")
         assert whoami(subagent, headed, script, both, seen).startswith("client=ci-header ")
 
-        assert login(subagent, plain, "remote").code == 0
+        # Logging in while overrides are set works, and says which one sessions will use.
+        done = login(subagent, headed, "remote", env=both)
+        assert done.code == 0, done.stderr
+        assert "has an Authorization header in mcp.json" in done.stderr
         stored = whoami(subagent, plain, script, {}, seen)
         assert not stored.startswith("client=ci-")
         # With a stored login too: the variable beats it, and the header beats both.
@@ -74,4 +77,5 @@ def test_env_token_and_header_win_over_the_stored_login(tmp_path: Path, subagent
         masked = subagent.run("servers", "--json", "--config-dir", str(headed), env=both)
         assert header_token not in masked.stdout
         assert fx.stats()["code_grants"] == 1
-        assert_no_leak(fx, subagent.home, shown.stdout, human.stdout, masked.stdout, *seen)
+        texts = [done.stdout, done.stderr, shown.stdout, human.stdout, masked.stdout, *seen]
+        assert_no_leak(fx, subagent.home, *texts)

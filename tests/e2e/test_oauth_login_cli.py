@@ -42,7 +42,8 @@ def test_login_stores_tokens_then_a_session_calls_the_protected_tool(
         assert done.code == 0, done.stderr
         assert done.page is not None and done.page.status_code == 200
         assert "Login complete" in done.page.text
-        assert "Logged in to remote" in done.stdout
+        assert "Logged in to remote: expires in" in done.stdout
+        assert "scopes mcp." in done.stdout
         stored = subagent.home / "auth" / "remote.json"
         assert stat.S_IMODE(stored.stat().st_mode) == 0o600
         assert fx.stats()["code_grants"] == 1
