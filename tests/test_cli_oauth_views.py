@@ -7,7 +7,7 @@ import webbrowser
 
 import pytest
 
-from launcher.cli.authcmd import url_opener
+from launcher.cli.authcmd import graphical_browser_likely, url_opener
 from launcher.cli.render import describe_oauth, print_servers
 
 NOW = 1_000_000.0
@@ -49,11 +49,29 @@ def test_no_browser_prints_the_url_and_opens_nothing(monkeypatch: pytest.MonkeyP
     assert URL in out.getvalue() and opened == []
 
 
+def test_linux_without_a_display_prints_the_url_and_starts_no_console_browser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "get", lambda: opened.append("get"))
+    out = io.StringIO()
+    url_opener(False, out)(URL)
+    assert URL in out.getvalue() and opened == []
+    assert graphical_browser_likely({"DISPLAY": ":0"}, "linux")
+    assert graphical_browser_likely({"BROWSER": "firefox"}, "linux")
+    assert graphical_browser_likely({}, "darwin")
+    assert not graphical_browser_likely({}, "linux")
+
+
 def test_without_a_browser_the_url_is_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_browser() -> webbrowser.BaseBrowser:
         raise webbrowser.Error("could not locate runnable browser")
 
     monkeypatch.setattr(webbrowser, "get", no_browser)
+    monkeypatch.setenv("DISPLAY", ":0")
     out = io.StringIO()
     url_opener(False, out)(URL)
     assert f"    {URL}\n" in out.getvalue()

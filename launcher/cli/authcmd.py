@@ -9,9 +9,10 @@ token store's status (logged in, expiry, scopes).
 
 from __future__ import annotations
 
+import os
 import sys
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,19 @@ def oauth_server(config: Config, name: str) -> ServerSpec:
     return spec
 
 
+def graphical_browser_likely(env: Mapping[str, str], platform: str | None = None) -> bool:
+    """Whether `webbrowser` would open a window rather than a console browser.
+
+    On Linux without a display, `webbrowser` falls back to lynx or w3m in this terminal,
+    which would take it over mid-login; then the URL is printed instead. `BROWSER` set by
+    the user is their explicit choice and is honoured.
+    """
+    platform = sys.platform if platform is None else platform
+    if not platform.startswith("linux") or env.get("BROWSER"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
 def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]:
     """Open the authorization URL in a browser; print it when asked to or when none opens."""
 
@@ -46,10 +60,12 @@ def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]
         out.flush()
 
     def open_url(url: str) -> None:
-        try:
-            opened = webbrowser.get().open(url)
-        except webbrowser.Error:
-            opened = False
+        opened = False
+        if graphical_browser_likely(os.environ):
+            try:
+                opened = webbrowser.get().open(url)
+            except webbrowser.Error:
+                opened = False
         if not opened:
             show(url)
             return
@@ -61,8 +77,6 @@ def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]
 
 def run_login(server: str, config_dir: Path | None, *, no_browser: bool, timeout_s: float) -> int:
     """`subagent login SERVER`: the interactive flow, then a one-line status."""
-    import os
-
     import anyio
 
     from launcher.auth.tokens import TokenStore, env_token, token_env_name
