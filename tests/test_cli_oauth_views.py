@@ -26,18 +26,26 @@ def test_describe_oauth_says_state_expiry_scopes_and_override() -> None:
         "SUBAGENT_TOKEN_REMOTE is set and used instead"
     )
     assert describe_oauth(out, now=NOW) == "not logged in"
+    assert describe_oauth(out, now=NOW, machine=True) == "client credentials, no login needed"
 
 
 def test_servers_line_shows_the_login_of_an_oauth_server_only() -> None:
     rows = {
         "remote": {"type": "http", "url": "http://x/mcp", "login": {"logged_in": False}},
         "plain": {"type": "http", "url": "http://y/mcp"},
+        "machine": {
+            "type": "http",
+            "url": "http://z/mcp",
+            "oauth": {"grant_type": "client_credentials"},
+            "login": {"logged_in": False},
+        },
     }
     out = io.StringIO()
     print_servers(rows, out)
     assert out.getvalue().splitlines() == [
         "remote  http  http://x/mcp  oauth: not logged in",
         "plain  http  http://y/mcp",
+        "machine  http  http://z/mcp  oauth: client credentials, no login needed",
     ]
 
 

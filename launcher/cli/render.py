@@ -70,18 +70,25 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
         if spec.get("type") == "http":
             line = f"{name}  http  {spec.get('url')}"
             if "login" in spec:
-                line += f"  oauth: {describe_oauth(spec['login'])}"
+                machine = (spec.get("oauth") or {}).get("grant_type") == "client_credentials"
+                line += f"  oauth: {describe_oauth(spec['login'], machine=machine)}"
             out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
             out.write(f"{name}  stdio  {argv}\n")
 
 
-def describe_oauth(status: dict[str, Any], now: float | None = None) -> str:
-    """An OAuth server's login for people: `logged in, expires in 59m, scopes mcp read`."""
+def describe_oauth(
+    status: dict[str, Any], now: float | None = None, *, machine: bool = False
+) -> str:
+    """An OAuth server's login for people: `logged in, expires in 59m, scopes mcp read`;
+    `machine`: a client-credentials server, which needs no login."""
     from launcher.cli.views import age
 
-    parts = ["logged in" if status.get("logged_in") else "not logged in"]
+    if status.get("logged_in"):
+        parts = ["logged in"]
+    else:
+        parts = ["client credentials, no login needed" if machine else "not logged in"]
     expires_at = status.get("expires_at")
     if status.get("logged_in") and expires_at is not None:
         left = expires_at - (time.time() if now is None else now)
