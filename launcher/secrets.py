@@ -39,13 +39,18 @@ _learned_generation = 0
 """Bumped by every `note_secrets` that adds a value, so a LiveMask knows to rebuild."""
 
 
-def note_secrets(values: Iterable[str]) -> None:
-    """Register credentials learned at run time (tokens): every LiveMask masks them from now.
-
-    Values shorter than MIN_ENV_SECRET_CHARS are no credential anyone issues, and masking
-    them (a one-letter test token) would mask that letter in every later log line.
-    """
+def forget_learned_secrets() -> None:
+    """Drop every value `note_secrets` registered (tests: one test's tokens stay its own)."""
     global _learned_generation
+    if _learned:
+        _learned.clear()
+        _learned_generation += 1
+
+
+def note_secrets(values: Iterable[str]) -> None:
+    """Register credentials learned at run time (tokens): every LiveMask masks them from now."""
+    global _learned_generation
+    # A value too short to be a credential would mask every copy of it in every log.
     new = {v for v in values if len(v) >= MIN_ENV_SECRET_CHARS and v not in _learned}
     if new:
         _learned.update(new)

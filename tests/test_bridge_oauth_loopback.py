@@ -94,3 +94,5 @@ def test_live_mask_masks_values_noted_after_it_was_made() -> None:
     note_secrets(["late-token-abcdef"])
     assert mask.text("a late-token-abcdef b static-secret-1") == "a **** b ****"
     assert mask.data(b"late-token-abcdef") == b"****"
+    note_secrets(["short"])  # shorter than any credential: never registered
+    assert mask.text("short") == "short"

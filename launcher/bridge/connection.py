@@ -144,9 +144,11 @@ class McpConnection:
             login = self._auth_failure()
             if login is not None:
                 # No usable token any more (refresh failed, token revoked): the server is
-                # failed until `subagent login`; later calls get the same text at once.
+                # failed until `subagent login`; later calls get the same text at once,
+                # and the owner task closes the HTTP client.
                 if self.state is not ServerPhase.FAILED:
                     await self._fail(login)
+                    self._closing.set()
                 return ToolResult(content=self._unavailable(), is_error=True)
             if self._child.failure is not None:
                 # The transport gave up on the server mid-call: its reason beats "closed".

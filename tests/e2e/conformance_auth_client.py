@@ -5,6 +5,8 @@ auth/NAME` appends the scenario server's URL. This program logs in with
 `launcher.bridge.oauth.login` (the browser step is an HTTP client following the
 authorization server's redirect to the loopback receiver), then connects through
 `McpConnection` with the stored tokens and calls every tool, exactly as a session would.
+At the end it fails if any token value it stored shows up in its own output (the
+connection's events and results) or in any file of its SUBAGENT_HOME outside `auth/`.
 The scenario's context (`MCP_CONFORMANCE_CONTEXT`: a pre-registered client) becomes the
 server's mcp.json OAuth settings.
 """
@@ -27,7 +29,8 @@ from launcher.bridge.oauth import login
 from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.events import Event
 from launcher.toolset.types import ToolDef
-from tests.e2e.conformance_client import log, sample_arguments
+from tests.e2e import conformance_client
+from tests.e2e.conformance_client import sample_arguments
 
 LOGIN_TIMEOUT_S = 20.0
 """Bounds the wait for the redirect; the suite's authorization server answers at once."""
@@ -71,8 +74,40 @@ def settings_from_context(context: dict[str, Any]) -> OAuthSettings:
     )
 
 
+OUTPUT: list[str] = []
+"""Every line this client wrote: checked for token values at the end."""
+
+
+def log(record: dict[str, Any]) -> None:
+    """One JSON line on stderr (see conformance_client.log), also kept in OUTPUT."""
+    OUTPUT.append(json.dumps(record, default=str))
+    conformance_client.log(record)
+
+
+def leaks(home: Path, seen: set[str]) -> list[str]:
+    """Where a token value shows up: this client's output, or any file of `home` but auth/."""
+    found = [f"output line {i}" for i, line in enumerate(OUTPUT) if any(t in line for t in seen)]
+    for path in home.rglob("*"):
+        if path.is_file() and "auth" not in path.relative_to(home).parts:
+            text = path.read_text(errors="replace")
+            found += [f"file {path.name}" for t in seen if t in text]
+    return found
+
+
 async def run(url: str, home: Path, context: dict[str, Any]) -> int:
-    """Log in, then connect and call every tool; 0 when everything succeeded."""
+    """Log in, connect, call every tool, check that no token leaked; 0 when all held."""
+    seen: set[str] = set()
+    status = await login_and_call(url, home, context, seen)
+    found = leaks(home, seen)
+    log({"tokens_checked": len(seen)})
+    if found:
+        log({"token_leaks": found})
+        return 1
+    return status
+
+
+async def login_and_call(url: str, home: Path, context: dict[str, Any], seen: set[str]) -> int:
+    """Log in (unless a machine client), then connect and call every tool."""
     spec = ServerSpec(
         name="conformance",
         type="http",
@@ -85,7 +120,7 @@ async def run(url: str, home: Path, context: dict[str, Any]) -> int:
     store = TokenStore(home)
     if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
         # A machine client needs no login: the session gets its own token.
-        failed, _ = await session(spec, store, home)
+        failed, _ = await session(spec, store, home, seen)
         return 1 if failed else 0
     for _ in range(LOGIN_ROUNDS):
         try:
@@ -93,15 +128,17 @@ async def run(url: str, home: Path, context: dict[str, Any]) -> int:
         except Exception as exc:
             log({"login_error": str(exc)})
             return 1
-        failed, hint = await session(spec, store, home)
+        failed, hint = await session(spec, store, home, seen)
         if not hint:
             return 1 if failed else 0
         # The session asked for a login (e.g. a step-up to more scopes): do what a user would.
     return 1
 
 
-async def session(spec: ServerSpec, store: TokenStore, home: Path) -> tuple[int, bool]:
-    """One session: connect with the stored tokens, call every tool.
+async def session(
+    spec: ServerSpec, store: TokenStore, home: Path, seen: set[str]
+) -> tuple[int, bool]:
+    """One session: connect with the stored tokens, call every tool; tokens go to `seen`.
 
     Returns the number of failures and whether the server asked for `subagent login`.
     """
@@ -134,6 +171,8 @@ async def session(spec: ServerSpec, store: TokenStore, home: Path) -> tuple[int,
             log({"tool": tool.name, "is_error": result.is_error, "content": result.content})
             failures += int(result.is_error)
         connection.close()
+    for auth in (store.load(spec.name),):
+        seen |= auth.secrets() if auth is not None else set()
     return failures, "subagent login" in (connection.error or "")
 
 

@@ -3,7 +3,8 @@
 `conformance_auth_client.py` logs in with `launcher.bridge.oauth.login` (the browser step
 is an HTTP client following the redirect), then connects through `McpConnection` with the
 stored tokens and calls the scenario's tools; a client_credentials scenario skips the
-login, as a configured machine client does. Scenarios the project does not pass are
+login, as a configured machine client does. The client exits 1 if a token value shows up
+in its output or in its SUBAGENT_HOME outside `auth/`. Scenarios the project does not pass are
 listed with the reason and run as strict xfails: one that starts passing fails the run,
 so the list stays true.
 """
