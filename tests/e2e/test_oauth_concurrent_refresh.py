@@ -7,10 +7,12 @@ count twice: it would present a spent token and fail.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from launcher.auth.tokens import TokenStore
 from tests.e2e.conftest import RUN_LIMIT_S, Subagent, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
@@ -26,8 +28,6 @@ from tests.e2e.oauth_support import (
 
 pytestmark = pytest.mark.e2e
 
-LOGIN_TTL_S = 1
-"""The login's access token is expired (or within the refresh margin) when the sessions start."""
 REFRESHED_TTL_S = 3600
 """Tokens issued by the refresh outlive the test: one refresh is all either session needs."""
 REFRESH_DELAY_S = 3
@@ -42,10 +42,16 @@ SCRIPT = """steps:
 def test_two_sessions_with_an_expired_token_refresh_once(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    with oauth_fixture("--access-ttl", str(LOGIN_TTL_S)) as fx:
+    with oauth_fixture() as fx:
         config = write_config(tmp_path / "cfg", {"remote": oauth_server(fx.mcp_url)})
         assert login(subagent, config, "remote").code == 0
         fx.set(access_ttl=REFRESHED_TTL_S, refresh_delay=REFRESH_DELAY_S)
+        # Expired for both sides now, not by waiting: the sessions must refresh first.
+        store = TokenStore(subagent.home)
+        stored = store.load("remote")
+        assert stored is not None
+        store.save("remote", replace(stored, tokens={**stored.tokens, "expires_at": 0}))
+        fx.expire_access()
         script = write_script(tmp_path / "s.yaml", SCRIPT)
 
         procs = [subagent.start(*spawn_args(config, script)) for _ in range(2)]

@@ -3,10 +3,12 @@ no new login; the next session refreshes a stored expired token the same way."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from launcher.auth.tokens import TokenStore
 from tests.e2e.conftest import Subagent, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
@@ -55,7 +57,13 @@ def test_access_token_expiring_mid_session_is_refreshed_without_a_login(
         states = [e["state"] for e in events if e["type"] == "server_state"]
         assert "failed" not in states
 
-        # A later session starts from the stored (expired) token and refreshes it too.
+        # A later session starts from a stored token that has expired, and refreshes it
+        # too. Expired here, not by waiting: the previous refresh may still be fresh.
+        store = TokenStore(subagent.home)
+        stored = store.load("remote")
+        assert stored is not None
+        store.save("remote", replace(stored, tokens={**stored.tokens, "expires_at": 0}))
+        fx.expire_access()
         later = subagent.run(*spawn_args(config, write_script(tmp_path / "one.yaml", ONE_CALL)))
         ((later_error, later_text),) = tool_texts(events_of(later.stdout))
         assert later.code == 0 and later_error is False, later.stderr
