@@ -19,9 +19,9 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from tests.e2e.oauth_support import oauth_fixture
 
-ACCESS_TTL_S = 2.0
+ACCESS_TTL_S = 4.0
 """Short, so a test outlives it; long enough for the call right after the code grant."""
-EXPIRY_WAIT_S = 3.5
+EXPIRY_WAIT_S = 5.5
 """Longer than the access token's lifetime, rounded up to whole seconds, plus a margin."""
 TEST_LIMIT_S = 60.0
 
