@@ -8,7 +8,8 @@ SubagentError
 │   ├── ServerError     an MCP server failed to start or died
 │   │   ├── SpawnError     a stdio server could not be spawned (the message is the reason)
 │   │   └── ProtocolError  a server broke the protocol (e.g. a repeated tools/list cursor)
-│   └── ModelError      a model provider failed (HTTP status, network, no key)
+│   ├── ModelError      a model provider failed (HTTP status, network, no key)
+│   └── AuthError       an OAuth login or token refresh failed (never shows a token)
 ├── Interrupted         SIGINT/SIGTERM/SIGHUP ended the run cleanly: exit status 128 + signal
 └── ToolError           a tool call failed; the model sees it as an error tool result
 """
@@ -100,3 +101,7 @@ class Interrupted(SubagentError):
         self.signum = signum
         self.exit_code = 128 + signum
         super().__init__(f"interrupted ({signal.Signals(signum).name}); session closed")
+
+
+class AuthError(RunError):
+    """An OAuth login or token refresh failed; the message says what to do (never a token)."""

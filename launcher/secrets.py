@@ -33,6 +33,28 @@ base64 characters match unrelated text too often."""
 
 _hidden: dict[str, str] = {}
 """Variables this process took out of its initial environment (procs/hidden.py)."""
+_learned: set[str] = set()
+"""Credentials this process learned while running (OAuth tokens): masked like env secrets."""
+_learned_generation = 0
+"""Bumped by every `note_secrets` that adds a value, so a LiveMask knows to rebuild."""
+
+
+def forget_learned_secrets() -> None:
+    """Drop every value `note_secrets` registered (tests: one test's tokens stay its own)."""
+    global _learned_generation
+    if _learned:
+        _learned.clear()
+        _learned_generation += 1
+
+
+def note_secrets(values: Iterable[str]) -> None:
+    """Register credentials learned at run time (tokens): every LiveMask masks them from now."""
+    global _learned_generation
+    # A value too short to be a credential would mask every copy of it in every log.
+    new = {v for v in values if len(v) >= MIN_ENV_SECRET_CHARS and v not in _learned}
+    if new:
+        _learned.update(new)
+        _learned_generation += 1
 
 
 def note_hidden(values: Mapping[str, str]) -> None:
@@ -60,7 +82,7 @@ def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
     """Values of this process's secret-named and hidden variables (API keys, tokens)."""
     env = os.environ if env is None else env
     values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_ENV_SECRET_CHARS}
-    return frozenset(values | {v for v in _hidden.values() if v})
+    return frozenset(values | {v for v in _hidden.values() if v} | _learned)
 
 
 def _b64_cores(raw: bytes, encode: Callable[[bytes], bytes]) -> set[str]:
@@ -145,6 +167,42 @@ class SecretMask:
                 if new != old:
                     changes[f.name] = new
         return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
+
+
+class LiveMask(SecretMask):
+    """A SecretMask that also masks every value `note_secrets` registers after it was made.
+
+    A session's events and logs are masked by a mask made at its start; an OAuth token
+    learned (or refreshed) later must be masked by it too.
+    """
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._base = frozenset(v for v in values if v)
+        self._generation = -1
+        self._sync()
+
+    def _sync(self) -> None:
+        if self._generation != _learned_generation:
+            self._generation = _learned_generation
+            SecretMask.__init__(self, self._base | _learned)
+
+    def __bool__(self) -> bool:
+        self._sync()
+        return super().__bool__()
+
+    def union(self, values: Iterable[str]) -> LiveMask:
+        """A live mask of these values and this mask's."""
+        return LiveMask(self._base | set(values))
+
+    def text(self, text: str) -> str:
+        """`text` with every form of every secret (learned ones included) masked."""
+        self._sync()
+        return super().text(text)
+
+    def data(self, data: bytes) -> bytes:
+        """Like `text`, for bytes."""
+        self._sync()
+        return super().data(data)
 
 
 class StreamMask:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
+from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import REPORTED, ServerPhase
 from launcher.config.lock import AgentPin, lock_reason
 from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
@@ -29,7 +30,7 @@ from launcher.events import (
     ToolsChanged,
     jsonl_file_sink,
 )
-from launcher.secrets import SecretMask, process_secrets
+from launcher.secrets import LiveMask, SecretMask, process_secrets
 from launcher.state import new_session_id, private_dir, private_opener
 from launcher.store.spill import fit_result, results_dir
 from launcher.toolset.registry import ToolRegistry
@@ -90,7 +91,7 @@ class Session:
         self.dir = state_home / "sessions" / self.id
         # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
         # serve pipe and the renderer never carry a `${VAR}` value or an API key.
-        self.mask = SecretMask(
+        self.mask = LiveMask(
             set().union(*(spec.secrets for spec in servers.values()), process_secrets())
         )
         self.bus = bus or EventBus()
@@ -313,6 +314,7 @@ class Session:
                 log_path=self.dir / "servers" / f"{name}.log",
                 workspace=self.workspace,
                 watchdog=self._watchdog,
+                auth_store=TokenStore(self.state_home),
             )
             self.connections[name] = conn
             tg.start_soon(conn.run, name=f"mcp:{name}")

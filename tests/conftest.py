@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -9,6 +11,15 @@ import pytest
 def anyio_backend() -> str:
     """subagent runs on asyncio (the CLI uses anyio.run's default); test on what ships."""
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _forget_learned_secrets() -> Iterator[None]:
+    """Tokens one test taught the process-wide mask must not mask another test's text."""
+    yield
+    from launcher.secrets import forget_learned_secrets
+
+    forget_learned_secrets()
 
 
 def _register_hypothesis_profiles() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "launcher"
 
 LEAVES = (
+    "auth",
     "config",
     "events",
     "errors",

@@ -8,7 +8,15 @@ import random
 from urllib.parse import quote, quote_plus
 
 from launcher.events import ToolResultEvent
-from launcher.secrets import MASK, SecretMask, StreamMask, public_environment, secret_forms
+from launcher.secrets import (
+    MASK,
+    LiveMask,
+    SecretMask,
+    StreamMask,
+    note_secrets,
+    public_environment,
+    secret_forms,
+)
 
 SECRET = 'tok/9f3+a61 c2e7=b54d08&x"é'
 
@@ -72,3 +80,11 @@ def test_short_base64_fragments_are_not_masked() -> None:
 def test_public_environment_drops_credential_names() -> None:
     env = {"PATH": "/bin", "OPENAI_API_KEY": "k", "GITHUB_TOKEN": "t", "EDITOR": "vi"}
     assert public_environment(env) == {"PATH": "/bin", "EDITOR": "vi"}
+
+
+def test_a_learned_value_too_short_to_be_a_credential_masks_nothing() -> None:
+    # A one-letter "token" (a fake in a test) once masked every `a` in later text, and
+    # broke tests that ran after it.
+    note_secrets(["a", "learned-credential-1"])
+    mask = LiveMask(set())
+    assert mask.text("a learned-credential-1 banana") == "a **** banana"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskStatus
 
+from launcher.auth.tokens import TokenStore
 from launcher.bridge.coalesce import Coalescer
 from launcher.bridge.listing import list_all_tools, to_defs
 from launcher.bridge.loader import describe_startup_error, load_sdk
@@ -31,8 +33,8 @@ from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
 from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
-from launcher.secrets import SecretMask, process_secrets
-from launcher.state import private_dir
+from launcher.secrets import LiveMask, process_secrets
+from launcher.state import private_dir, state_home
 from launcher.toolset.types import ToolDef, ToolResult
 
 RELIST_TIMEOUT_S = 60.0
@@ -69,8 +71,11 @@ class McpConnection:
         log_path: Path,
         workspace: Path,
         watchdog: Watchdog | None = None,
+        auth_store: TokenStore | None = None,
     ) -> None:
         self.spec = spec
+        self._auth_store = auth_store
+        self._auth: Any = None  # the OAuth provider (oauth_session.SessionAuth), if any
         self.state = ServerPhase.NOT_STARTED
         self.error: str | None = None
         self.tool_count = 0
@@ -82,7 +87,7 @@ class McpConnection:
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self.log_path = log_path
-        self._mask = SecretMask(spec.secrets | process_secrets())
+        self._mask = LiveMask(spec.secrets | process_secrets())
         self.log = ServerLog(log_path, self._mask)
         self._logs: anyio.abc.TaskGroup | None = None
         self._on_tools = on_tools
@@ -136,6 +141,15 @@ class McpConnection:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
+            login = self._auth_failure()
+            if login is not None:
+                # No usable token any more (refresh failed, token revoked): the server is
+                # failed until `subagent login`; later calls get the same text at once,
+                # and the owner task closes the HTTP client.
+                if self.state is not ServerPhase.FAILED:
+                    await self._fail(login)
+                    self._closing.set()
+                return ToolResult(content=self._unavailable(), is_error=True)
             if self._child.failure is not None:
                 # The transport gave up on the server mid-call: its reason beats "closed".
                 text = f"Server '{self.spec.name}' failed: {self._child.failure}"
@@ -171,7 +185,11 @@ class McpConnection:
                     await self._run()
                 except Exception as exc:
                     if self.state is not ServerPhase.FAILED:
-                        reason = self._child.failure or await describe_startup_error(exc)
+                        reason = (
+                            self._auth_failure()
+                            or self._child.failure
+                            or await describe_startup_error(exc)
+                        )
                         await self._fail(self._with_exit_status(reason))
                 finally:
                     self._client = None
@@ -223,7 +241,11 @@ class McpConnection:
                 await self._spawn(stack)
             self._sdk = sdk = await load_sdk()
             if spec.type == "http":
-                transport: Any = await sdk.http_transport(stack, spec.url or "", spec.headers)
+                store = self._auth_store or TokenStore(state_home())
+                headers, self._auth = sdk.session_auth(spec, store, os.environ)
+                transport: Any = await sdk.http_transport(
+                    stack, spec.url or "", headers, self._auth
+                )
             else:
                 transport = sdk.stdio_transport(self._child)
             client = sdk.Client(
@@ -360,6 +382,10 @@ class McpConnection:
             if d.problem is None
         }
         await self._on_tools(defs)
+
+    def _auth_failure(self) -> str | None:
+        """Why the server's OAuth provider gave up (e.g. "...; run `subagent login NAME`")."""
+        return getattr(self._auth, "failure", None)
 
     def _with_exit_status(self, reason: str) -> str:
         code = self._child.returncode

@@ -19,6 +19,7 @@ from mcp_types import ToolListChangedNotification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.bridge.elicitation import accept_with_defaults
+from launcher.bridge.oauth_session import session_auth
 from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
 from launcher.bridge.stdio import stdio_transport
 
@@ -34,6 +35,7 @@ __all__ = [
     "from_call_result",
     "from_exception",
     "http_transport",
+    "session_auth",
     "stdio_transport",
 ]
 
@@ -43,7 +45,12 @@ LISTEN_LOSSES = (SubscriptionLost, anyio.ClosedResourceError, anyio.EndOfStream)
 """An open listen stream went away."""
 
 
-async def http_transport(stack: AsyncExitStack, url: str, headers: dict[str, str]) -> Any:
-    """The SDK's streamable-HTTP transport; its httpx client closes with `stack`."""
-    http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+async def http_transport(
+    stack: AsyncExitStack, url: str, headers: dict[str, str], auth: Any = None
+) -> Any:
+    """The SDK's streamable-HTTP transport; its httpx client closes with `stack`.
+
+    `auth` is an httpx2 auth (oauth_session.SessionAuth) or None.
+    """
+    http = await stack.enter_async_context(create_mcp_http_client(headers=headers, auth=auth))
     return streamable_http_client(url, http_client=http)

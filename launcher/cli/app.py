@@ -46,7 +46,7 @@ def _group(
     pass
 
 
-from launcher.cli import cmd_ci, cmd_config, cmd_log, cmd_session  # noqa: E402
+from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_log, cmd_session  # noqa: E402
 
 for command in (
     cmd_config.agents,
@@ -58,6 +58,8 @@ for command in (
     cmd_ci.lock,
     cmd_log.log,
     cmd_ci.check,
+    cmd_auth.login,
+    cmd_auth.logout,
 ):
     app.command()(command)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, TextIO
 
 from launcher.events import (
@@ -67,10 +68,36 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
     """`subagent servers` for people: one line a server, its transport and target."""
     for name, spec in rows.items():
         if spec.get("type") == "http":
-            out.write(f"{name}  http  {spec.get('url')}\n")
+            line = f"{name}  http  {spec.get('url')}"
+            if "login" in spec:
+                machine = (spec.get("oauth") or {}).get("grant_type") == "client_credentials"
+                line += f"  oauth: {describe_oauth(spec['login'], machine=machine)}"
+            out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
             out.write(f"{name}  stdio  {argv}\n")
+
+
+def describe_oauth(
+    status: dict[str, Any], now: float | None = None, *, machine: bool = False
+) -> str:
+    """An OAuth server's login for people: `logged in, expires in 59m, scopes mcp read`;
+    `machine`: a client-credentials server, which needs no login."""
+    from launcher.cli.views import age
+
+    if status.get("logged_in"):
+        parts = ["logged in"]
+    else:
+        parts = ["client credentials, no login needed" if machine else "not logged in"]
+    expires_at = status.get("expires_at")
+    if status.get("logged_in") and expires_at is not None:
+        left = expires_at - (time.time() if now is None else now)
+        parts.append(f"expires in {age(left)}" if left > 0 else "access token expired (refreshes)")
+    if status.get("logged_in") and status.get("scopes"):
+        parts.append("scopes " + " ".join(status["scopes"]))
+    if status.get("token_env"):
+        parts.append(f"{status['token_env']} is set and used instead")
+    return ", ".join(parts)
 
 
 def print_tools_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:

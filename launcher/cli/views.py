@@ -65,10 +65,35 @@ def broken_source(name: str, error: str) -> str | None:
 
 
 def server_rows(config: Config) -> dict[str, dict[str, Any]]:
-    """Each configured server's launch spec, with every `${VAR}` secret masked."""
+    """Each configured server's launch spec, with every `${VAR}` secret masked; an
+    `"auth": "oauth"` server also gets its login state under `login` (never a token)."""
     from launcher.config.servers import masked_launch_spec
 
-    return {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
+    rows = {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
+    for name, status in oauth_status(config).items():
+        rows[name]["login"] = status
+    return rows
+
+
+def oauth_status(config: Config) -> dict[str, dict[str, Any]]:
+    """Each OAuth server's stored login (`logged_in`, `expires_at`, `scopes`) and, when a
+    `SUBAGENT_TOKEN_<SERVER>` variable overrides it, that variable's name (`token_env`)."""
+    names = [n for n, s in config.servers.items() if s.auth == "oauth"]
+    if not names:
+        return {}
+    import os
+
+    from launcher.auth.tokens import TokenStore, env_token, token_env_name
+    from launcher.state import state_home
+
+    store = TokenStore(state_home())
+    return {
+        name: {
+            **store.status(name),
+            "token_env": token_env_name(name) if env_token(name, os.environ) else None,
+        }
+        for name in names
+    }
 
 
 def tools_report(session: Session) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.config.expand import MASK, expand, has_reference, mask_secrets
+from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError
 
@@ -20,7 +21,7 @@ _COMMON_FIELDS = frozenset(
     {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
-_HTTP_FIELDS = frozenset({"url", "headers"})
+_HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | OAUTH_FIELDS
 
 
 def load_servers(
@@ -112,6 +113,17 @@ def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
         shown["headers"] = {
             key: show(value, raw_headers.get(key)) for key, value in spec.headers.items()
         }
+        if spec.oauth is not None:
+            shown["auth"] = spec.auth
+            shown["oauth"] = {
+                "client_id": spec.oauth.client_id,
+                "client_secret": MASK if spec.oauth.client_secret is not None else None,
+                "scopes": list(spec.oauth.scopes),
+                "client_metadata_url": spec.oauth.client_metadata_url,
+                "grant_type": spec.oauth.grant_type,
+                "private_key": MASK if spec.oauth.private_key is not None else None,
+                "signing_algorithm": spec.oauth.signing_algorithm,
+            }
     shown.update(
         startup_timeout=spec.startup_timeout,
         tool_timeout=spec.tool_timeout,
@@ -143,7 +155,7 @@ def _line_of(text: str, *keys: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match is not None else None
 
 
-class _ServerParser:
+class _ServerParser(OAuthFields):
     """Validates and expands one server entry at a time, collecting secrets."""
 
     def __init__(self, path: Path, text: str, env: Mapping[str, str], warnings: list[str]) -> None:
@@ -166,6 +178,13 @@ class _ServerParser:
             raise self.error("expected an object", field=name)
         server_type = self.server_type(raw)
         allowed = _COMMON_FIELDS | (_STDIO_FIELDS if server_type == "stdio" else _HTTP_FIELDS)
+        if server_type == "stdio" and "auth" in raw:
+            # Not a warning: a server the user meant to protect must not start unprotected.
+            raise self.error(
+                "'auth' applies only to http servers (stdio servers get credentials via env)",
+                "auth",
+                field=f"{name}.auth",
+            )
         for key in raw:
             if key not in allowed:
                 reason = (
@@ -207,11 +226,14 @@ class _ServerParser:
                 field=f"{name}.url",
             )
         headers = self.string_map(raw, "headers")
+        oauth = self.oauth(raw)
         return ServerSpec(
             name=name,
             type="http",
             url=url,
             headers=headers,
+            auth="oauth" if oauth is not None else None,
+            oauth=oauth,
             **common,
             source=self.path,
             raw=copy.deepcopy(raw),

@@ -65,6 +65,26 @@ class AgentSpec:
 
 
 @dataclass(frozen=True)
+class OAuthSettings:
+    """An HTTP server's `"auth": "oauth"` options from `mcp.json` (all optional).
+
+    Without `client_id` the client registers itself (dynamic registration, or the
+    `client_metadata_url` document when the authorization server supports it).
+    """
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    client_metadata_url: str | None = None
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """`client_credentials`: a machine client (client_id + a secret or a key), no login needed."""
+    private_key: str | None = None
+    """PEM key signing the client's JWT assertion (`private_key_jwt`), client_credentials only."""
+    signing_algorithm: str = "RS256"
+    """The JWT assertion's algorithm (`RS256`, `ES256`, ...)."""
+
+
+@dataclass(frozen=True)
 class ServerSpec:
     """One MCP server from `mcp.json`, with `${VAR}` already expanded.
 
@@ -80,6 +100,8 @@ class ServerSpec:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    auth: Literal["oauth"] | None = None
+    oauth: OAuthSettings | None = None
     startup_timeout: float = 30.0
     tool_timeout: float = 60.0
     required: bool = False

@@ -36,19 +36,35 @@ def _heavy(modules: set[str]) -> set[str]:
 
 
 def test_help_imports_no_sdk_httpx_or_bridge(tmp_path: Path, subagent: Subagent) -> None:
-    config = str(write_config(tmp_path / "cfg", {}))
-    for args in (["--help"], ["tools", "--help"], ["servers", "--config-dir", config]):
+    # An OAuth server: `servers` reads its login state from the token store, still light.
+    remote = {"type": "http", "url": "http://127.0.0.1:9/mcp", "auth": "oauth"}
+    config = str(write_config(tmp_path / "cfg", {"remote": remote}))
+    for args in (
+        ["--help"],
+        ["tools", "--help"],
+        ["login", "--help"],
+        ["logout", "--help"],
+        ["servers", "--config-dir", config],
+        ["logout", "remote", "--config-dir", config],
+    ):
         modules = _imported(args, subagent)
         assert "typer" in modules  # the parse sees real imports
         assert _heavy(modules) == set(), args
-    # `servers` really loaded the config code, yet nothing heavy came with it.
-    assert "launcher.config.discovery" in _imported(["servers", "--config-dir", config], subagent)
+    # `servers` really loaded the config code and the token store, yet nothing heavy came.
+    modules = _imported(["servers", "--config-dir", config], subagent)
+    assert {"launcher.config.discovery", "launcher.auth.tokens"} <= modules
 
 
 def test_command_help_imports_no_pydantic(subagent: Subagent) -> None:
     # typer coerces an unset --help (None) of the group through a pydantic adapter; the
     # group's own bool flag avoids that import on every `subagent COMMAND --help`.
-    for args in (["--help"], ["spawn", "--help"], ["tools", "--help"], ["serve", "--help"]):
+    for args in (
+        ["--help"],
+        ["spawn", "--help"],
+        ["tools", "--help"],
+        ["serve", "--help"],
+        ["login", "--help"],
+    ):
         modules = _imported(args, subagent)
         assert "typer" in modules
         assert {m for m in modules if m.split(".")[0] == "pydantic"} == set(), args

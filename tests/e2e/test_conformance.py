@@ -42,14 +42,16 @@ SCENARIOS: dict[str, set[str]] = {
 """Each scenario and the checks that must come out SUCCESS."""
 
 
-def run_scenario(scenario: str, out_dir: Path) -> tuple[subprocess.CompletedProcess[str], Any]:
-    """Run one client scenario; returns the suite's process and its checks.json."""
+def run_scenario(
+    scenario: str, out_dir: Path, client: Path = CLIENT
+) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """Run one client scenario with `client`; returns the suite's process and its checks.json."""
     node = node22()
     suite = npm_entry("@modelcontextprotocol/conformance")
     # The suite needs Node 22 (Node 20's fs lacks globSync); it and its children find it first.
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    command = f"{sys.executable} {CLIENT}"
+    command = f"{sys.executable} {client}"
     proc = subprocess.run(
         [
             str(node),
@@ -69,7 +71,7 @@ def run_scenario(scenario: str, out_dir: Path) -> tuple[subprocess.CompletedProc
         timeout=SUITE_TIMEOUT_S,
         check=False,
     )
-    found = sorted(out_dir.glob("*/checks.json"))
+    found = sorted(out_dir.rglob("checks.json"))
     checks = json.loads(found[-1].read_text()) if found else []
     return proc, checks
 

@@ -1,0 +1,1 @@
+"""OAuth state kept between sessions: one token file per server under `SUBAGENT_HOME/auth/`."""

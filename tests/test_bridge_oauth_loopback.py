@@ -1,0 +1,98 @@
+"""The login's loopback redirect receiver: one callback settles it; nothing else does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from launcher.auth.tokens import TokenStore
+from launcher.bridge.loopback import RedirectReceiver
+from launcher.bridge.oauth import login
+from launcher.config.types import ServerSpec
+from launcher.errors import UsageError
+from launcher.secrets import LiveMask, note_secrets
+
+pytestmark = pytest.mark.anyio
+
+WAIT_S = 10.0
+"""Bounds each wait for the receiver; it answers at once."""
+
+
+async def fetch(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=WAIT_S) as client:
+        return await client.get(url)
+
+
+async def test_callback_carries_code_state_and_iss() -> None:
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        assert receiver.redirect_uri.startswith("http://127.0.0.1:")
+        other = await fetch(f"http://127.0.0.1:{receiver.port}/favicon.ico")
+        assert other.status_code == 404
+        response = await fetch(f"{receiver.redirect_uri}?code=abc&state=xyz&iss=http%3A%2F%2Fas")
+        assert response.status_code == 200 and "Login complete" in response.text
+        result = await receiver.wait(WAIT_S)
+        # A second callback (a replayed redirect) changes nothing.
+        again = await fetch(f"{receiver.redirect_uri}?code=evil&state=xyz")
+        assert again.status_code == 404
+        tg.cancel_scope.cancel()
+    assert (result.code, result.state, result.iss, result.error) == (
+        "abc",
+        "xyz",
+        "http://as",
+        None,
+    )
+
+
+async def test_error_redirect_is_reported_not_a_code() -> None:
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        url = f"{receiver.redirect_uri}?error=access_denied&error_description=no+way&state=s"
+        response = await fetch(url)
+        result = await receiver.wait(WAIT_S)
+        tg.cancel_scope.cancel()
+    assert "Login failed" in response.text
+    assert (result.code, result.error, result.error_description) == (
+        None,
+        "access_denied",
+        "no way",
+    )
+
+
+async def test_wait_times_out_without_a_redirect() -> None:
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        with pytest.raises(TimeoutError):
+            await receiver.wait(0.2)
+        tg.cancel_scope.cancel()
+
+
+async def test_port_is_released_after_the_login() -> None:
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        tg.cancel_scope.cancel()
+    with pytest.raises(httpx.ConnectError):
+        await fetch(receiver.redirect_uri)
+
+
+async def test_login_refuses_a_server_without_oauth(tmp_path: Path) -> None:
+    spec = ServerSpec(name="plain", type="http", url="http://127.0.0.1:9/mcp")
+    with pytest.raises(UsageError, match='needs "auth": "oauth"'):
+        await login(spec, TokenStore(tmp_path), open_url=lambda url: None, timeout_s=1)
+
+
+def test_live_mask_masks_values_noted_after_it_was_made() -> None:
+    mask = LiveMask({"static-secret-1"})
+    assert mask.text("late-token-abcdef") == "late-token-abcdef"
+    note_secrets(["late-token-abcdef"])
+    assert mask.text("a late-token-abcdef b static-secret-1") == "a **** b ****"
+    assert mask.data(b"late-token-abcdef") == b"****"
+    note_secrets(["short"])  # shorter than any credential: never registered
+    assert mask.text("short") == "short"
