@@ -56,6 +56,7 @@ def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path) -> SubagentManager:
         state_home=tmp_path,
         default_model=None,
         max_concurrent=1,
+        spare_workers=0,  # bookkeeping only: no worker process
     )
 
 
@@ -182,6 +183,7 @@ async def test_ended_plain_subagents_are_kept_up_to_a_bound_and_tasks_by_their_t
                 state_home=tmp_path,
                 default_model=None,
                 max_concurrent=1,
+                spare_workers=0,
             )
             store = TaskStore(manager, tg)
 

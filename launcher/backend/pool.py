@@ -20,7 +20,7 @@ import anyio.abc
 
 from launcher.backend import protocol
 from launcher.backend.protocol import FINAL, Job, RunState
-from launcher.backend.spare import SparePool, start_worker
+from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
 from launcher.procs.group import Ladder, stop_group
 
 STOP_GRACE_S = 15.0
@@ -84,6 +84,7 @@ class SubagentManager:
         default_model: str | None,
         max_concurrent: int,
         no_lock: bool = False,
+        spare_workers: int = SPARE_COUNT,
     ) -> None:
         self._tg = tg
         self._no_lock = no_lock
@@ -98,8 +99,9 @@ class SubagentManager:
         self._ended: deque[str] = deque()
         """Ended sub-agents that are not tasks, oldest first (at most KEEP_ENDED)."""
         # Workers started ahead of the next spawn; the task ends them when serve ends.
-        self._spares = SparePool(workspace=workspace, log_dir=self._logs)
-        tg.start_soon(self._spares.run, name="spare workers")
+        self._spares = SparePool(workspace=workspace, log_dir=self._logs, count=spare_workers)
+        if spare_workers:
+            tg.start_soon(self._spares.run, name="spare workers")
 
     def spawn(
         self,
