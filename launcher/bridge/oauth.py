@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import anyio
-import httpx2
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import union_scopes
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -26,7 +24,8 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.loopback import RedirectReceiver
-from launcher.bridge.oauth_machine import MachineAuth, machine_auth
+from launcher.bridge.oauth_flow import FailureRecording
+from launcher.bridge.oauth_machine import machine_auth
 from launcher.bridge.oauth_session import (
     EXPIRY_MARGIN_S,
     LoginRequired,
@@ -56,10 +55,9 @@ LOGIN_CONNECT_TIMEOUT_S = 60.0
 """Bounds the non-interactive parts of a login (discovery, registration, token exchange)."""
 
 
-class _LoginProvider(OAuthClientProvider):
-    """The SDK provider, keeping the first failure of its flow (the SDK may wrap it)."""
+class _LoginProvider(FailureRecording):
+    """The SDK provider, asking for the configured and step-up scopes besides its own choice."""
 
-    failure_exc: BaseException | None = None
     extra_scope: str | None = None
     """Scopes asked for beyond the SDK's choice: mcp.json `scopes` and a session's step-up."""
 
@@ -69,23 +67,6 @@ class _LoginProvider(OAuthClientProvider):
         metadata = self.context.client_metadata
         metadata.scope = union_scopes(metadata.scope, self.extra_scope)
         return await super()._perform_authorization_code_grant()
-
-    async def _auth_flow(
-        self, request: httpx2.Request
-    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        flow = super()._auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            return
-        except Exception as exc:
-            self.failure_exc = self.failure_exc or exc
-            raise
-        finally:
-            await flow.aclose()
 
 
 async def login(
@@ -200,9 +181,7 @@ async def _authorize(
     )
 
 
-async def _connect(
-    spec: ServerSpec, provider: _LoginProvider | MachineAuth, timeout_s: float
-) -> None:
+async def _connect(spec: ServerSpec, provider: FailureRecording, timeout_s: float) -> None:
     """Open (and close) one MCP session through `provider`: its 401 starts the flow."""
     headers = {k: v for k, v in spec.headers.items() if not has_authorization_header({k: v})}
     mask = LiveMask(spec.secrets)  # learned tokens and the authorization code too

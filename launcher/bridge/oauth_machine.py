@@ -11,10 +11,7 @@ it until it expires or is rejected.
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncGenerator
 
-import httpx2
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
@@ -22,18 +19,18 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 
 from launcher.auth.tokens import TokenStore
+from launcher.bridge.oauth_flow import FailureRecording
 from launcher.bridge.oauth_store import StoreStorage, stored_metadata
 from launcher.config.types import ServerSpec
 
 
-class _Machine(OAuthClientProvider):
+class _Machine(FailureRecording):
     """What both machine providers add: the stored expiry, and the first failure kept."""
 
     name: str
     storage: StoreStorage
     failure: str | None = None
     """Why no token could be had, once known: the connection reports this text."""
-    failure_exc: BaseException | None = None
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -46,23 +43,9 @@ class _Machine(OAuthClientProvider):
             if self.context.protected_resource_metadata is None:
                 self.context.protected_resource_metadata = resource
 
-    async def _auth_flow(
-        self, request: httpx2.Request
-    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        flow = super()._auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            return
-        except Exception as exc:
-            self.failure_exc = self.failure_exc or exc
-            self.failure = f"client_credentials token request failed: {exc}"
-            raise
-        finally:
-            await flow.aclose()
+    def _record_failure(self, exc: Exception) -> None:
+        super()._record_failure(exc)
+        self.failure = f"client_credentials token request failed: {exc}"
 
 
 class SecretMachineAuth(_Machine, ClientCredentialsOAuthProvider):
