@@ -71,7 +71,7 @@ class RedirectReceiver:
         assert self._result is not None
         return self._result
 
-    async def _serve(self, listener: anyio.abc.SocketListener, tg: TaskGroup) -> None:
+    async def _serve(self, listener: anyio.abc.Listener[SocketStream], tg: TaskGroup) -> None:
         """Serve until cancelled; the port is released by this task, after its last accept."""
         try:
             await listener.serve(self._handle, tg)
