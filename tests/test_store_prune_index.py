@@ -64,20 +64,20 @@ def test_a_partial_prune_leaves_later_sessions_searchable(tmp_path: Path) -> Non
 
 
 def test_a_store_an_older_prune_left_behind_is_repaired_on_open(tmp_path: Path) -> None:
-    conn = db.connect(tmp_path)
-    assert conn is not None
-    _session(conn, "one", 10.0, "lost beluga")
+    old = sqlite3.connect(tmp_path / db.DB_NAME, isolation_level=None)
+    for step in db.MIGRATIONS[:2]:  # the schema as version 2 shipped it
+        for statement in db._statements(step):
+            old.execute(statement)
+    old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    old.execute("INSERT INTO schema_version VALUES (2)")
+    _session(old, "one", 10.0, "lost beluga")
     # What the old prune left: every message gone, the progress mark past the next ids.
-    db.write(conn, lambda: conn.execute("DELETE FROM messages"))
-    db.write(
-        conn,
-        lambda: conn.execute(
-            "INSERT INTO messages(session, turn, role, content, ts)"
-            " VALUES ('one', 2, 'user', 'hidden beluga', 0)"
-        ),
+    old.execute("DELETE FROM messages")
+    old.execute(
+        "INSERT INTO messages(session, turn, role, content, ts)"
+        " VALUES ('one', 2, 'user', 'hidden beluga', 0)"
     )
-    conn.execute("UPDATE schema_version SET version=2")
-    conn.close()
+    old.close()
 
     conn = db.connect(tmp_path)
 
