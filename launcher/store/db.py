@@ -79,6 +79,11 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
     UPDATE fts_progress SET indexed_to = (SELECT coalesce(max(id), 0) FROM messages);
     """,
+    # 4: how deep a session ran in a tree of nested sub-agents (0: a user or a host started
+    # it), so `last` names what the user started, never a child that happened to end later.
+    """
+    ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 """Step N brings the schema from version N-1 to N; never edit a shipped step, append one."""
 

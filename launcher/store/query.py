@@ -21,10 +21,13 @@ LIST_COLUMNS = (
 
 
 def resolve_id(conn: sqlite3.Connection, ref: str) -> str:
-    """`last`, a full id, or a unique id prefix: the session id; UsageError otherwise."""
+    """`last`, a full id, or a unique id prefix: the session id; UsageError otherwise.
+
+    `last` is the newest session a user (or host) started: a nested sub-agent's is never it.
+    """
     if ref == "last":
         row = conn.execute(
-            "SELECT id FROM sessions ORDER BY started DESC, id DESC LIMIT 1"
+            "SELECT id FROM sessions WHERE depth = 0 ORDER BY started DESC, id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             raise UsageError("no stored sessions yet")
