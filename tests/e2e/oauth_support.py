@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import queue
 import subprocess
 import sys
@@ -203,11 +202,6 @@ def spawn_args(config: Path, script: Path, *extra: str) -> list[str]:
         *extra,
         "go",
     ]
-
-
-def events_of(stdout: str) -> list[dict[str, Any]]:
-    """The `--json` event lines of a spawn."""
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def tool_texts(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:

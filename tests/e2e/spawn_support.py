@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import stub, write_config
+from tests.e2e.conftest import cli_argv, cli_env, parse_events, stub, write_config
 
 __all__ = ["SpawnRun", "call_log", "spawn", "stub", "write_config"]
 
@@ -46,12 +43,8 @@ def spawn(
     env: dict[str, str] | None = None,
 ) -> SpawnRun:
     """Run `subagent spawn --json --config-dir CONFIG --model scripted:SCRIPT ARGS...`."""
-    env = {**os.environ, **(env or {}), "SUBAGENT_HOME": str(state)}
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "launcher.cli",
+        cli_argv(
             "spawn",
             "--json",
             "--config-dir",
@@ -59,19 +52,18 @@ def spawn(
             "--model",
             f"scripted:{script}",
             *args,
-        ],
+        ),
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(state, env),
         cwd=cwd or config,
         timeout=SPAWN_LIMIT_S,
     )
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    return SpawnRun(proc.returncode, events, proc.stderr)
+    return SpawnRun(proc.returncode, parse_events(proc.stdout), proc.stderr)
 
 
 def call_log(path: Path) -> list[dict[str, Any]]:
     """The stub server's own record of every tools/call it received."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return parse_events(path.read_text())

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, write_config
+from tests.e2e.conftest import Subagent, parse_events, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
-    events_of,
     login,
     oauth_fixture,
     oauth_server,
@@ -34,7 +33,7 @@ def whoami(
     run = subagent.run(*spawn_args(config, script), env=env)
     seen += [run.stdout, run.stderr]
     assert run.code == 0, run.stderr
-    ((is_error, text),) = tool_texts(events_of(run.stdout))
+    ((is_error, text),) = tool_texts(parse_events(run.stdout))
     assert is_error is False, text
     return text
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from launcher.auth.tokens import TokenStore
-from tests.e2e.conftest import RUN_LIMIT_S, Subagent, write_config
+from tests.e2e.conftest import RUN_LIMIT_S, Subagent, parse_events, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
-    events_of,
     grant_of,
     login,
     oauth_fixture,
@@ -61,7 +60,7 @@ def test_two_sessions_with_an_expired_token_refresh_once(
         answers = []
         for proc, (out, err) in zip(procs, outputs, strict=True):
             assert proc.returncode == 0, err
-            ((is_error, text),) = tool_texts(events_of(out))
+            ((is_error, text),) = tool_texts(parse_events(out))
             assert is_error is False, text
             answers.append(text)
         assert stats["refresh_grants"] == 1, stats

@@ -3,14 +3,13 @@ CLI: the browser step is an HTTP client following the printed URL to the CLI's r
 
 from __future__ import annotations
 
-import json
 import stat
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, stub, write_config
+from tests.e2e.conftest import Subagent, parse_events, stub, write_config
 from tests.e2e.oauth_support import assert_no_leak, login, oauth_fixture, oauth_server
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +67,7 @@ def test_login_stores_tokens_then_a_session_calls_the_protected_tool(
             f"scripted:{script}",
             "go",
         )
-        events = [json.loads(line) for line in run.stdout.splitlines()]
+        events = parse_events(run.stdout)
         (result,) = [e for e in events if e["type"] == "tool_result"]
         assert run.code == 0, run.stderr
         assert result["is_error"] is False and result["content"].startswith("client=")

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from launcher.auth.tokens import TokenStore
-from tests.e2e.conftest import Subagent, write_config
+from tests.e2e.conftest import Subagent, parse_events, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
-    events_of,
     grant_of,
     login,
     oauth_fixture,
@@ -44,7 +43,7 @@ def test_access_token_expiring_mid_session_is_refreshed_without_a_login(
         script = write_script(tmp_path / "s.yaml", SCRIPT)
 
         run = subagent.run(*spawn_args(config, script))
-        events = events_of(run.stdout)
+        events = parse_events(run.stdout)
         (first_ok, first), (second_ok, second) = tool_texts(events)
         stats = fx.stats()
 
@@ -65,7 +64,7 @@ def test_access_token_expiring_mid_session_is_refreshed_without_a_login(
         store.save("remote", replace(stored, tokens={**stored.tokens, "expires_at": 0}))
         fx.expire_access()
         later = subagent.run(*spawn_args(config, write_script(tmp_path / "one.yaml", ONE_CALL)))
-        ((later_error, later_text),) = tool_texts(events_of(later.stdout))
+        ((later_error, later_text),) = tool_texts(parse_events(later.stdout))
         assert later.code == 0 and later_error is False, later.stderr
         assert grant_of(later_text) > grant_of(second)
         assert fx.stats()["code_grants"] == 1

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, write_config
+from tests.e2e.conftest import Subagent, parse_events, write_config
 from tests.e2e.oauth_support import (
     assert_no_leak,
-    events_of,
     login,
     oauth_fixture,
     oauth_server,
@@ -47,7 +46,7 @@ def test_revoked_refresh_token_fails_the_server_with_the_login_hint(
         script = write_script(tmp_path / "s.yaml", SCRIPT)
 
         run = subagent.run(*spawn_args(optional, script))
-        events = events_of(run.stdout)
+        events = parse_events(run.stdout)
         (end,) = [e for e in events if e["type"] == "agent_end"]
         ((is_error, _),) = tool_texts(events)
 
@@ -60,7 +59,7 @@ def test_revoked_refresh_token_fails_the_server_with_the_login_hint(
 
         hard = subagent.run(*spawn_args(required, script))
         assert hard.code == 1
-        assert HINT in hard.stderr or HINT in failure_of(events_of(hard.stdout))
+        assert HINT in hard.stderr or HINT in failure_of(parse_events(hard.stdout))
         assert_no_leak(fx, subagent.home, run.stdout, run.stderr, hard.stdout, hard.stderr)
 
 
@@ -74,7 +73,7 @@ def test_a_server_never_logged_in_is_failed_with_the_hint_and_no_browser(
         run = subagent.run(*spawn_args(config, script))
 
         assert run.code == 0, run.stderr
-        assert failure_of(events_of(run.stdout)) == f"not logged in; {HINT}"
+        assert failure_of(parse_events(run.stdout)) == f"not logged in; {HINT}"
         # Nothing was attempted at the authorization server: no registration, no code.
         stats = fx.stats()
         assert stats["registrations"] == 0 and stats["code_grants"] == 0

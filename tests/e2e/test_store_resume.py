@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import parse_events as events
 from tests.e2e.model_stub import ModelStub, openai_stream
 from tests.e2e.spawn_support import stub, write_config
-from tests.e2e.store_support import events, log_json, run_cli
+from tests.e2e.store_support import log_json, run_cli
 
 pytestmark = pytest.mark.e2e
 

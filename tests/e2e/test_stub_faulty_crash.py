@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import MCPError
 
+from tests.e2e.conftest import parse_events
 from tests.e2e.stub_client import connect_stub, result_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -66,5 +66,5 @@ async def test_crash_on_call_fails_that_call_and_later_ones(tmp_path: Path) -> N
 
     assert result_text(ok) == "ok"
     assert during.value.error.code == after.value.error.code == -32000
-    logged = [json.loads(line)["tool"] for line in call_log.read_text().splitlines()]
+    logged = [e["tool"] for e in parse_events(call_log.read_text())]
     assert logged == ["ok", "crash"]
