@@ -11,14 +11,17 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from launcher.secrets import is_secret_name
+
+if TYPE_CHECKING:
+    from tests.e2e.model_stub import ModelStub
 
 RUN_LIMIT_S = 90.0
 """No CLI run in these tests comes near this; it only bounds a hung run."""
@@ -55,6 +58,11 @@ def cli_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict[s
 def cli_argv(*args: str) -> list[str]:
     """`subagent ARGS` as this interpreter runs it (the tree under test, not an installed copy)."""
     return [sys.executable, "-m", "launcher.cli", *args]
+
+
+def scripted_spawn(config: Path, script: Path, *args: str) -> list[str]:
+    """`spawn --json --config-dir CONFIG --model scripted:SCRIPT ARGS...`: the usual test run."""
+    return ["spawn", "--json", "--config-dir", str(config), "--model", f"scripted:{script}", *args]
 
 
 def parse_events(text: str, *, partial_tail: bool = False) -> list[dict[str, Any]]:
@@ -175,6 +183,15 @@ class Subagent:
             return []
         # The last line may be half-written while the session runs.
         return parse_events(path.read_text(), partial_tail=True)
+
+
+@pytest.fixture
+def model() -> Iterator[ModelStub]:
+    """A loopback model stub (OpenAI and Anthropic shapes, tests/e2e/model_stub.py)."""
+    from tests.e2e.model_stub import ModelStub
+
+    with ModelStub() as server:
+        yield server
 
 
 @pytest.fixture

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import cli_argv, cli_env, parse_events, stub, write_config
+from tests.e2e.conftest import (
+    cli_argv,
+    cli_env,
+    parse_events,
+    scripted_spawn,
+    stub,
+    write_config,
+)
 
 __all__ = ["SpawnRun", "call_log", "spawn", "stub", "write_config"]
 
@@ -44,15 +51,7 @@ def spawn(
 ) -> SpawnRun:
     """Run `subagent spawn --json --config-dir CONFIG --model scripted:SCRIPT ARGS...`."""
     proc = subprocess.run(
-        cli_argv(
-            "spawn",
-            "--json",
-            "--config-dir",
-            str(config),
-            "--model",
-            f"scripted:{script}",
-            *args,
-        ),
+        cli_argv(*scripted_spawn(config, script, *args)),
         capture_output=True,
         text=True,
         env=cli_env(state, env),

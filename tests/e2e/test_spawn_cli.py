@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.e2e.conftest import cli_argv, cli_env
+from tests.e2e.conftest import cli_argv, cli_env, scripted_spawn
 from tests.e2e.spawn_support import stub, write_config
 
 
@@ -28,7 +28,7 @@ def test_prompt_dash_reads_stdin(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text("steps:\n  - say: ok\n")
     proc = run_cli(
-        ["spawn", "--json", "--config-dir", str(config), "--model", f"scripted:{script}", "-"],
+        scripted_spawn(config, script, "-"),
         tmp_path,
         stdin="prompt from stdin",
     )

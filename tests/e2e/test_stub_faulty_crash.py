@@ -14,12 +14,6 @@ from tests.e2e.stub_client import connect_stub, result_text
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 CRASH_TIMEOUT_S = 15.0
 
 

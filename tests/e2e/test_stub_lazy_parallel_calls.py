@@ -14,12 +14,6 @@ from tests.e2e.stub_client import connect_stub, result_text
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 SLEEP_S = 1.0
 # Two sleeps in parallel take ~SLEEP_S; in series they would take 2 * SLEEP_S.
 PARALLEL_BOUND_S = 1.8
