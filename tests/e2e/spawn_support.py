@@ -40,6 +40,10 @@ class SpawnRun:
     def result_of(self, call_name: str) -> list[dict[str, Any]]:
         return [e for e in self.of_type("tool_result") if e["name"] == call_name]
 
+    def offered(self) -> dict[int, list[str]]:
+        """The tool names each turn offered, by turn number."""
+        return {e["turn"]: e["tools"] for e in self.of_type("turn_start")}
+
 
 def spawn(
     config: Path,
@@ -59,6 +63,18 @@ def spawn(
         timeout=SPAWN_LIMIT_S,
     )
     return SpawnRun(proc.returncode, parse_events(proc.stdout), proc.stderr)
+
+
+def spawn_with_lazy(tmp_path: Path, script: str, *lazy_args: str) -> tuple[SpawnRun, Path]:
+    """Spawn `--ext lazy` against a `mcp_servers.lazy` started with `lazy_args` (its schedule)
+    and a call log; returns the run and the log's path."""
+    log = tmp_path / "calls"
+    config = write_config(
+        tmp_path / "cfg", {"lazy": stub("lazy", *lazy_args, "--call-log", str(log))}
+    )
+    script_path = tmp_path / "s.yaml"
+    script_path.write_text(script)
+    return spawn(config, script_path, "--ext", "lazy", "go", state=tmp_path / "state"), log
 
 
 def call_log(path: Path) -> list[dict[str, Any]]:

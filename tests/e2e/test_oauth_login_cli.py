@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Subagent, parse_events, stub, write_config
-from tests.e2e.oauth_support import assert_no_leak, login, oauth_fixture, oauth_server
+from tests.e2e.oauth_support import (
+    assert_no_leak,
+    login,
+    oauth_fixture,
+    oauth_server,
+    spawn_args,
+    write_script,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -54,19 +61,7 @@ def test_login_stores_tokens_then_a_session_calls_the_protected_tool(
         human = subagent.run("servers", "--config-dir", str(config))
         assert "oauth: logged in, expires in" in human.stdout
 
-        script = tmp_path / "whoami.yaml"
-        script.write_text(SCRIPT)
-        run = subagent.run(
-            "spawn",
-            "--json",
-            "--config-dir",
-            str(config),
-            "--ext",
-            "remote",
-            "--model",
-            f"scripted:{script}",
-            "go",
-        )
+        run = subagent.run(*spawn_args(config, write_script(tmp_path / "whoami.yaml", SCRIPT)))
         events = parse_events(run.stdout)
         (result,) = [e for e in events if e["type"] == "tool_result"]
         assert run.code == 0, run.stderr
