@@ -207,8 +207,8 @@ def run_batch_command(
 ) -> int:
     """`subagent batch`: exit 0 every task completed, 1 any failed, 2 a bad input line."""
     from launcher.cli.render import BatchBar, print_batch_summary
-    from launcher.engines.base import engine_factory
     from launcher.engines.batch import plan_rerun, run_batch
+    from launcher.engines.factory import engine_factory
 
     make_engine = engine_factory(engine)
     if not tasks.is_file():

@@ -7,7 +7,7 @@ the results file and progress live in batch.py, so a new engine is one new file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
 from dataclasses import asdict, dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -68,6 +68,13 @@ class TaskEnd:
         return asdict(self)
 
 
+def log_name(task_id: str) -> str:
+    """A file name for a task's worker log that any id maps to safely and uniquely."""
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:12]
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task_id)[:40]
+    return f"{safe}-{digest}.log"
+
+
 class Engine(Protocol):
     """Runs tasks; `async with engine:` brackets a batch; cancelling `run` cancels the task."""
 
@@ -99,18 +106,3 @@ class EngineOptions:
     max_retries: int = 1
     jobs: int = 1
     """Tasks at once (`--jobs`); the local engine keeps as many workers started ahead."""
-
-
-def engine_factory(name: str) -> Callable[[EngineOptions], Engine]:
-    """The engine class for `--engine NAME` (imported only when chosen)."""
-    if name == "local":
-        from launcher.engines.local import LocalEngine
-
-        return LocalEngine
-    if name == "ray":
-        from launcher.engines.ray_engine import RayEngine
-
-        return RayEngine
-    from launcher.errors import UsageError
-
-    raise UsageError(f"unknown engine '{name}' (choose local or ray)")

@@ -22,8 +22,7 @@ import anyio
 
 from launcher.backend import protocol
 from launcher.backend.protocol import Job, RunState
-from launcher.engines.base import BatchTask, EngineOptions, TaskEnd
-from launcher.engines.local import log_name
+from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
 from launcher.errors import UsageError
 from launcher.state import state_home
 
