@@ -205,23 +205,31 @@ def run_batch_command(
     options: Any,
     retry_failed: bool,
 ) -> int:
-    """`subagent batch`: exit 0 every task completed, 1 any failed, 2 a bad input line."""
+    """`subagent batch`: exit 0 every task completed, 1 any failed (in this run or recorded
+    in `out` from an earlier one), 2 a bad input line or an unusable `--out`."""
     from launcher.cli.render import BatchBar, print_batch_summary
     from launcher.engines.batch import plan_rerun, run_batch
     from launcher.engines.factory import engine_factory
+    from launcher.errors import UsageError
 
     make_engine = engine_factory(engine)
     if not tasks.is_file():
-        from launcher.errors import UsageError
-
         raise UsageError(f"{tasks}: no such tasks file")
-    skip = plan_rerun(out, retry_failed=retry_failed)
+    if out is not None:
+        check_writable(out, "--out")
+    plan = plan_rerun(out, retry_failed=retry_failed)
     bar = BatchBar() if sys.stderr.isatty() else None
     sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
 
     async def main() -> Any:
         return await run_batch(
-            tasks, make_engine(options), out=sink, jobs=jobs, skip=skip, on_change=bar
+            tasks,
+            make_engine(options),
+            out=sink,
+            jobs=jobs,
+            skip=plan.skip,
+            failed_before=plan.failed_before,
+            on_change=bar,
         )
 
     try:
@@ -233,6 +241,19 @@ def run_batch_command(
             sink.close()
     print_batch_summary(progress)
     return progress.exit_code()
+
+
+def check_writable(path: Path, option: str) -> None:
+    """UsageError unless `path` can be appended to (its directory exists, it is a file)."""
+    from launcher.errors import UsageError
+
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: directory {path.parent} does not exist")
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:

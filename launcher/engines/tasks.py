@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launcher.engines.base import BatchTask
 
@@ -82,9 +82,16 @@ def read_tasks(path: Path) -> Iterator[BatchTask | BadLine]:
             yield parsed
 
 
-def finished(results: Path) -> dict[str, str]:
-    """id -> status of every task a results file already holds (the last line wins)."""
-    out: dict[str, str] = {}
+class Recorded(NamedTuple):
+    """What a results file says of one task: its status and, for a failure, the error."""
+
+    status: str
+    error: str | None = None
+
+
+def finished(results: Path) -> dict[str, Recorded]:
+    """id -> what a results file already holds for it (the last line wins)."""
+    out: dict[str, Recorded] = {}
     if not results.exists():
         return out
     with results.open(encoding="utf-8", errors="replace") as f:
@@ -94,7 +101,10 @@ def finished(results: Path) -> dict[str, str]:
             except ValueError:
                 continue  # a line cut short by a crash: that task runs again
             if isinstance(row, dict) and isinstance(row.get("id"), str):
-                out[row["id"]] = str(row.get("status"))
+                error = row.get("error")
+                out[row["id"]] = Recorded(
+                    str(row.get("status")), error if isinstance(error, str) else None
+                )
     return out
 
 
