@@ -33,6 +33,7 @@ RANKS: dict[str, int] = {
     "agent": 3,
     "session": 4,
     "assemble": 5,
+    "worktree": 5,
     "backend": 6,
     "check": 7,
     "engines": 7,

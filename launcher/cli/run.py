@@ -148,51 +148,67 @@ def run_spawn(
     config_dir: Path | None = None,
     no_lock: bool = False,
     history: Any = None,
+    isolation: str | None = None,
 ) -> int:
     """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise.
 
-    With `history` (a StoredSession, from `--resume`) the run continues that session.
+    With `history` (a StoredSession, from `--resume`) the run continues that session; with
+    `isolation` (or the agent's own) a new run works in a fresh git worktree.
     """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
     from launcher.events import jsonl_sink
+    from launcher.worktree import describe, isolated_workspace
 
-    delegate = make_delegate(
-        config_dir=str(config_dir.resolve()) if config_dir else None,
-        workspace=workspace.resolve(),
-        depth=0,
-        max_depth=resolve_request(config, agent_name, ext).max_depth,
-    )
-    session = assemble_session(
-        config,
-        agent_name,
-        ext=ext,
-        workspace=workspace,
-        delegate=delegate,
-        lock=not no_lock,
-        config_dir=config_dir,
-        session_id=history.id if history is not None else None,
-    )
-    if json_out:
-        session.bus.subscribe(jsonl_sink(sys.stdout))
-    else:
-        from launcher.cli.render import SpawnRenderer
+    agent = resolve_request(config, agent_name, ext)
+    # A resume continues in its stored workspace (the kept worktree, if any).
+    mode = None if history is not None else isolation or agent.isolation
 
-        session.bus.subscribe(SpawnRenderer())
+    def report(end: Any) -> None:
+        # After the session's own events: the worktree is summed up once every process
+        # of the run is gone.
+        if json_out:
+            sys.stdout.write(end.to_json() + "\n")
+        else:
+            sys.stderr.write(describe(end) + "\n")
 
-    async def main() -> str:
-        return await run_agent(
-            session,
-            prompt,
-            model=model,
-            max_turns=max_turns,
-            base_url=base_url,
-            history=history,
+    with isolated_workspace(workspace, mode, label=agent_name, report=report) as where:
+        delegate = make_delegate(
+            config_dir=str(config_dir.resolve()) if config_dir else None,
+            workspace=where.resolve(),
+            depth=0,
+            max_depth=agent.max_depth,
         )
+        session = assemble_session(
+            config,
+            agent_name,
+            ext=ext,
+            workspace=where,
+            delegate=delegate,
+            lock=not no_lock,
+            config_dir=config_dir,
+            session_id=history.id if history is not None else None,
+        )
+        if json_out:
+            session.bus.subscribe(jsonl_sink(sys.stdout))
+        else:
+            from launcher.cli.render import SpawnRenderer
 
-    status = run_async(main)
-    if verbose:
-        sys.stderr.write(f"session logs: {session.dir}\n")
+            session.bus.subscribe(SpawnRenderer())
+
+        async def main() -> str:
+            return await run_agent(
+                session,
+                prompt,
+                model=model,
+                max_turns=max_turns,
+                base_url=base_url,
+                history=history,
+            )
+
+        status = run_async(main)
+        if verbose:
+            sys.stderr.write(f"session logs: {session.dir}\n")
     return 0 if status == "completed" else 1
 
 

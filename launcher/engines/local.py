@@ -58,7 +58,7 @@ class LocalEngine:
     async def run(self, task: BatchTask) -> TaskEnd:
         """One task to its end; a worker that cannot start is an error TaskEnd."""
         o = self.options
-        job = task.job(config_dir=o.config_dir, workspace=o.workspace, model=o.model)
+        job = task.job(o)
         entry = SubAgent(id=task.id, agent=task.agent, status="running")
         log_path = self._logs / log_name(task.id)
         start = time.monotonic()

@@ -115,7 +115,7 @@ class RayEngine:
     async def run(self, task: BatchTask) -> TaskEnd:
         """Submit the task and wait for its end; cancelling kills its Ray worker."""
         o = self.options
-        job = task.job(config_dir=o.config_dir, workspace=o.workspace, model=o.model)
+        job = task.job(o)
         log_path = str(state_home() / "batch" / log_name(task.id))
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         start = time.monotonic()

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from launcher.config.types import ISOLATION_MODES
 from launcher.engines.base import BatchTask
 
-FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace"})
+FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace", "isolation"})
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,9 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     """One input line as a BatchTask, or why it is not one."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        return BadLine(line, f"not JSON ({exc.msg})")
+    except ValueError as exc:  # also a number too long to convert, not only bad syntax
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return BadLine(line, f"not JSON ({reason})")
     if not isinstance(data, dict):
         return BadLine(line, "not a JSON object")
     unknown = sorted(set(data) - FIELDS)
@@ -55,6 +57,11 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     for key in ("agent", "model", "workspace"):
         if data.get(key) is not None and not isinstance(data[key], str):
             return BadLine(line, f"field '{key}' must be a string")
+    isolation = data.get("isolation")
+    if isolation is not None and isolation not in ISOLATION_MODES:
+        return BadLine(
+            line, f"field 'isolation' must be {' or '.join(ISOLATION_MODES)}, got {isolation!r}"
+        )
     return BatchTask(
         id=str(task_id),
         prompt=prompt,
@@ -63,6 +70,7 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
         ext=tuple(ext),
         model=data.get("model"),
         workspace=data.get("workspace"),
+        isolation=isolation,
     )
 
 
