@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +19,7 @@ from tests.e2e.conftest import (
     Subagent,
     assert_all_gone,
     is_alive,
+    wait_until,
     write_config,
 )
 
@@ -75,12 +79,46 @@ def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
     assert set(ray_processes()) - before == set()
 
 
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The whole JSON lines of a file being written (a line cut short is skipped)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            rows.append(json.loads(line))
+    return rows
+
+
+def _thinking(subagent: Subagent, prompt: str) -> bool:
+    """A session on `prompt` has started turn 1 and not ended: its worker is mid-task."""
+    for session in subagent.sessions():
+        events = _lines(session / "events.jsonl")
+        types = {e.get("type") for e in events}
+        asked = any(e.get("type") == "user_message" and e.get("content") == prompt for e in events)
+        if asked and "turn_start" in types and "session_end" not in types:
+            return True
+    return False
+
+
 def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     tmp_path: Path, subagent: Subagent
 ) -> None:
     _need_ray()
     config = write_config(tmp_path / "cfg", {})
-    tasks = scripted_tasks(tmp_path, 2, sleep=6)
+    # t0 thinks until it is killed; t1 answers at once. The kill waits on conditions only:
+    # t1's result line (written after its worker exited, so every worker left is t0's)
+    # and t0's session in its first turn.
+    slow, quick = tmp_path / "slow.yaml", tmp_path / "quick.yaml"
+    slow.write_text("steps:\n  - sleep: 3600\n    say: answer\n")
+    quick.write_text("steps:\n  - say: answer\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"id": "t0", "prompt": "task 0", "model": f"scripted:{slow}"}) + "\n"
+        + json.dumps({"id": "t1", "prompt": "task 1", "model": f"scripted:{quick}"}) + "\n"
+    )  # fmt: skip
     out = tmp_path / "results.jsonl"
     batch = subagent.start(
         "batch", str(tasks), "--config-dir", str(config), "--out", str(out),
@@ -88,15 +126,15 @@ def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     )  # fmt: skip
     killed: int | None = None
     try:
-        deadline = time.monotonic() + KILL_LIMIT_S
-        while killed is None and time.monotonic() < deadline:
-            # A sub-agent worker of this batch that has started its session.
-            workers = batch_workers(tmp_path)
-            if workers and subagent.sessions():
-                killed = workers[0]
-                os.kill(killed, signal.SIGKILL)
-            time.sleep(0.1)
-        assert killed is not None, "no worker appeared"
+        ready = wait_until(
+            lambda: any(r.get("id") == "t1" for r in _lines(out)) and _thinking(subagent, "task 0"),
+            KILL_LIMIT_S,
+        )
+        assert ready, f"t1 did not end or t0 did not start: {_lines(out)}"
+        (killed,) = batch_workers(tmp_path)
+        # Its retry reads the script afresh: it must answer at once, not think for an hour.
+        slow.write_text(quick.read_text())
+        os.kill(killed, signal.SIGKILL)
         batch.wait(timeout=RAY_LIMIT_S)
     finally:
         if batch.poll() is None:
