@@ -11,6 +11,7 @@ from launcher.cli.options import (
     ConfigDir,
     Isolation,
     JsonFlag,
+    Verbose,
     Workspace,
     check_settle,
     exit_with,
@@ -73,6 +74,7 @@ def batch(
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
     isolation: Isolation = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
 
@@ -90,6 +92,7 @@ def batch(
             config_dir=str(config_dir.resolve()) if config_dir else None,
             workspace=str(where),
             isolation=isolation,
+            verbose=verbose,
             model=model,
             address=address,
             num_cpus=num_cpus,

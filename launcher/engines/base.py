@@ -118,3 +118,5 @@ class EngineOptions:
     """Tasks at once (`--jobs`); the local engine keeps as many workers started ahead."""
     isolation: str | None = None
     """`--isolation`: the default for tasks that do not name their own."""
+    verbose: bool = False
+    """`--verbose`: the engine's own log lines (Ray's) on the terminal, not in a file."""
