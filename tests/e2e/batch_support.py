@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.e2e.conftest import Subagent, processes_mentioning
 
@@ -56,3 +61,36 @@ def workers(root: Path) -> list[int]:
         except OSError:
             continue  # it ended meanwhile
     return found
+
+
+def need_ray() -> None:
+    """Skip without Ray (fail in CI, where setup installs it)."""
+    if importlib.util.find_spec("ray") is None:
+        reason = "ray is not installed (scripts/setup.sh --interop installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def json_lines(path: Path) -> list[dict[str, Any]]:
+    """The whole JSON lines of a file being written (a line cut short is skipped)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            rows.append(json.loads(line))
+    return rows
+
+
+def thinking(subagent: Subagent, prompt: str) -> bool:
+    """A session on `prompt` has started turn 1 and not ended: its worker is mid-task."""
+    for session in subagent.sessions():
+        events = json_lines(session / "events.jsonl")
+        types = {e.get("type") for e in events}
+        asked = any(e.get("type") == "user_message" and e.get("content") == prompt for e in events)
+        if asked and "turn_start" in types and "session_end" not in types:
+            return True
+    return False

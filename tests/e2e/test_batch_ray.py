@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import json
 import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.batch_support import results, scripted_tasks
+from tests.e2e.batch_support import json_lines, need_ray, results, scripted_tasks, thinking
 from tests.e2e.batch_support import workers as batch_workers
 from tests.e2e.conftest import (
     Subagent,
@@ -28,14 +25,6 @@ pytestmark = pytest.mark.e2e
 RAY_LIMIT_S = 240.0
 """A local Ray starts in ~7 s here; six tasks plus one retried run well within this."""
 KILL_LIMIT_S = 120.0
-
-
-def _need_ray() -> None:
-    if importlib.util.find_spec("ray") is None:
-        reason = "ray is not installed (scripts/setup.sh --interop installs it)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 def ray_processes() -> list[int]:
@@ -58,7 +47,7 @@ def ray_processes() -> list[int]:
 def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    _need_ray()
+    need_ray()
     before = set(ray_processes())
     config = write_config(tmp_path / "cfg", {})
     tasks = scripted_tasks(tmp_path, 6, sleep=1)
@@ -79,34 +68,10 @@ def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
     assert set(ray_processes()) - before == set()
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
-    """The whole JSON lines of a file being written (a line cut short is skipped)."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return []
-    rows = []
-    for line in text.splitlines():
-        with contextlib.suppress(ValueError):
-            rows.append(json.loads(line))
-    return rows
-
-
-def _thinking(subagent: Subagent, prompt: str) -> bool:
-    """A session on `prompt` has started turn 1 and not ended: its worker is mid-task."""
-    for session in subagent.sessions():
-        events = _lines(session / "events.jsonl")
-        types = {e.get("type") for e in events}
-        asked = any(e.get("type") == "user_message" and e.get("content") == prompt for e in events)
-        if asked and "turn_start" in types and "session_end" not in types:
-            return True
-    return False
-
-
 def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    _need_ray()
+    need_ray()
     config = write_config(tmp_path / "cfg", {})
     # t0 thinks until it is killed; t1 answers at once. The kill waits on conditions only:
     # t1's result line (written after its worker exited, so every worker left is t0's)
@@ -127,10 +92,12 @@ def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     killed: int | None = None
     try:
         ready = wait_until(
-            lambda: any(r.get("id") == "t1" for r in _lines(out)) and _thinking(subagent, "task 0"),
+            lambda: (
+                any(r.get("id") == "t1" for r in json_lines(out)) and thinking(subagent, "task 0")
+            ),
             KILL_LIMIT_S,
         )
-        assert ready, f"t1 did not end or t0 did not start: {_lines(out)}"
+        assert ready, f"t1 did not end or t0 did not start: {json_lines(out)}"
         (killed,) = batch_workers(tmp_path)
         # Its retry reads the script afresh: it must answer at once, not think for an hour.
         slow.write_text(quick.read_text())

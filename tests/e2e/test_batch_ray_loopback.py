@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.batch_support import need_ray, thinking
 from tests.e2e.conftest import Subagent, wait_until, write_config
-from tests.e2e.test_batch_ray import RAY_LIMIT_S, _need_ray, _thinking
+from tests.e2e.test_batch_ray import RAY_LIMIT_S
 
 pytestmark = pytest.mark.e2e
 
@@ -101,7 +102,7 @@ def test_the_address_reader_knows_loopback_from_any() -> None:
 def test_a_started_ray_listens_on_loopback_only_and_logs_to_a_file(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    _need_ray()
+    need_ray()
     config = write_config(tmp_path / "cfg", {})
     go = tmp_path / "go"
     wait = f"for i in $(seq 2400); do [ -e {go} ] && exit 0; sleep 0.1; done; exit 1"
@@ -118,7 +119,7 @@ def test_a_started_ray_listens_on_loopback_only_and_logs_to_a_file(
         "--workspace", str(tmp_path), "--engine", "ray",
     )  # fmt: skip
     try:
-        assert wait_until(lambda: _thinking(subagent, "wait"), RAY_LIMIT_S), "no task started"
+        assert wait_until(lambda: thinking(subagent, "wait"), RAY_LIMIT_S), "no task started"
         tree = descendants(batch.pid)
         sockets = listening()
         bound = {
