@@ -162,3 +162,23 @@ def test_spawn_isolation_outside_a_repository_is_exit_2(tmp_path: Path, subagent
     assert run.code == 2, run.stderr
     assert f"{plain} is not in one" in run.stderr
     assert subagent.sessions() == []
+
+
+def test_check_runs_an_isolated_agent_in_a_worktree(tmp_path: Path, subagent: Subagent) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": README})
+    agent = "---\nname: careful\nisolation: worktree\n---\nYou edit carefully.\n"
+    config = write_config(tmp_path / "cfg", {}, {"careful": agent})
+    write = [{"tool": "write", "args": {"path": "README.md", "content": "changed\n"}}]
+    script(config, "edit", write)
+    (config / "checks").mkdir()
+    (config / "checks" / "edits.yaml").write_text(
+        "agent: careful\nrun:\n  scripted: ../edit.yaml\n  prompt: edit\n  calls: [write]\n"
+    )
+
+    run = subagent.run("check", "--config-dir", str(config), "--workspace", str(repo))
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert (repo / "README.md").read_text() == README
+    assert git(repo, "status", "--porcelain") == ""
+    (kept,) = branches(repo)  # the check's run changed the file: its worktree is kept
+    assert kept.startswith("subagent/careful-")
