@@ -141,6 +141,8 @@ def test_spawn_isolation_reports_the_branch_and_an_agent_field_isolates_too(
     end = looked.json_lines()[-1]
     assert end["type"] == "worktree" and end["changed"] is False and end["path"] is None
     assert branches(repo) == [tree["branch"]]
+    listed = subagent.run("agents", "--config-dir", str(config), "--json").json()
+    assert {a["name"]: a["isolation"] for a in listed}["careful"] == "worktree"
 
 
 def test_spawn_isolation_outside_a_repository_is_exit_2(tmp_path: Path, subagent: Subagent) -> None:
