@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from launcher.config.types import ISOLATION_MODES
 from launcher.errors import RunError, UsageError
@@ -163,6 +164,16 @@ def isolated_workspace(
         yield tree.workspace
     finally:
         report(finish_worktree(tree))
+
+
+def describe_fields(fields: dict[str, Any]) -> str:
+    """`describe` of a worktree event as a driver received it (a JSON object)."""
+    known = {
+        k: fields[k]
+        for k in ("branch", "path", "base", "changed", "diffstat", "error")
+        if k in fields
+    }
+    return describe(WorktreeEnd(**known))
 
 
 def describe(end: WorktreeEnd) -> str:

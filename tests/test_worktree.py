@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher.backend.protocol import RunState
 from launcher.config.agents import parse_agent_text
 from launcher.engines.tasks import BadLine, parse_task
 from launcher.errors import ConfigError, UsageError
@@ -119,3 +120,12 @@ def test_a_task_line_may_name_its_isolation() -> None:
     assert not isinstance(task, BadLine) and task.isolation == "worktree"
     bad = parse_task('{"id": "a", "prompt": "p", "isolation": "vm"}', 4)
     assert isinstance(bad, BadLine) and "field 'isolation'" in str(bad) and "line 4" in str(bad)
+
+
+def test_a_drivers_result_text_ends_with_the_worktree() -> None:
+    state = RunState()
+    state.observe({"type": "agent_end", "status": "completed", "result": "done"})
+    end = WorktreeEnd(branch="subagent/t0-abc", path="/w", base="b", changed=True, diffstat="x")
+    state.observe(end.to_dict())
+    assert state.worktree is not None and state.worktree["branch"] == "subagent/t0-abc"
+    assert state.result.startswith("done\n\nworktree: branch subagent/t0-abc at /w")

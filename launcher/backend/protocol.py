@@ -111,7 +111,11 @@ class RunState:
             self.usage = dict(event.get("usage") or {})
             self.error = event.get("error")
         elif kind == "worktree":
+            from launcher.worktree import describe_fields
+
             self.worktree = {k: v for k, v in event.items() if k not in ("type", "ts")}
+            # Whoever reads only the text (a host's model) learns where the changes are.
+            self.result = f"{self.result}\n\n{describe_fields(self.worktree)}".lstrip()
 
     @property
     def final(self) -> bool:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from tests.e2e.batch_support import results
 from tests.e2e.conftest import Subagent, write_config
@@ -80,6 +85,7 @@ def test_a_batch_of_three_editing_one_file_leaves_three_branches_and_the_checkou
     for task_id, tree in kept.items():
         assert tree["changed"] is True and tree["branch"].startswith(f"subagent/{task_id}-")
         assert "README.md" in tree["diffstat"] and "1 file changed" in tree["diffstat"]
+        assert f"worktree: branch {tree['branch']}" in rows[task_id]["result"]
         text = (Path(tree["path"]) / "README.md").read_text()
         assert f"{task_id} was here" in text  # each run's own edit, in its own worktree
     # The unchanged run left nothing: no worktree, no branch.
@@ -184,3 +190,30 @@ def test_check_runs_an_isolated_agent_in_a_worktree(tmp_path: Path, subagent: Su
     assert git(repo, "status", "--porcelain") == ""
     (kept,) = branches(repo)  # the check's run changed the file: its worktree is kept
     assert kept.startswith("subagent/careful-")
+
+
+@pytest.mark.anyio
+async def test_a_served_isolated_agent_tells_the_host_its_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": README})
+    agent = "---\nname: careful\nisolation: worktree\n---\nYou edit carefully.\n"
+    config = write_config(tmp_path / "cfg", {}, {"careful": agent})
+    write = [{"tool": "write", "args": {"path": "README.md", "content": "served\n"}}]
+    model = script(tmp_path, "served", write)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
+    env["SUBAGENT_HOME"] = str(tmp_path / "state")
+    argv = ["-m", "launcher.cli", "serve", "--config-dir", str(config), "--workspace", str(repo)]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(tmp_path))
+    with anyio.fail_after(BATCH_LIMIT_S), (tmp_path / "serve.err").open("w") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog), read_timeout_seconds=BATCH_LIMIT_S
+        ) as client:
+            result = await client.call_tool(
+                "spawn_subagent", {"prompt": "edit", "agent": "careful", "model": model}
+            )
+    assert not result.is_error, result
+    text = result.content[0].text
+    tree = dict(result.structured_content or {})["worktree"]
+    assert text.startswith("served done\n\nworktree: branch subagent/careful-")
+    assert tree["changed"] is True and "README.md" in tree["diffstat"]
+    assert (Path(tree["path"]) / "README.md").read_text() == "served\n"
+    assert (repo / "README.md").read_text() == README
