@@ -256,6 +256,10 @@ def run_batch_command(
         if sink is not sys.stdout:
             sink.close()
     print_batch_summary(progress)
+    if options.verbose:
+        from launcher.state import state_home
+
+        sys.stderr.write(f"batch: worker logs in {state_home() / 'batch'}\n")
     return progress.exit_code()
 
 
