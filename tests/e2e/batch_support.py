@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -11,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Subagent, processes_mentioning
+from tests.e2e.conftest import Subagent, parse_events, processes_mentioning
 
 
 def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = frozenset()) -> Path:
@@ -28,7 +27,7 @@ def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = fro
 
 
 def results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return parse_events(path.read_text())
 
 
 def session_spans(subagent: Subagent) -> list[tuple[float, float]]:
@@ -72,23 +71,15 @@ def need_ray() -> None:
         pytest.skip(reason)
 
 
-def json_lines(path: Path) -> list[dict[str, Any]]:
-    """The whole JSON lines of a file being written (a line cut short is skipped)."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return []
-    rows = []
-    for line in text.splitlines():
-        with contextlib.suppress(ValueError):
-            rows.append(json.loads(line))
-    return rows
+def written(path: Path) -> list[dict[str, Any]]:
+    """The whole lines of a results file still being written ([] before it exists)."""
+    return parse_events(path.read_text(), partial_tail=True) if path.exists() else []
 
 
 def thinking(subagent: Subagent, prompt: str) -> bool:
     """A session on `prompt` has started turn 1 and not ended: its worker is mid-task."""
     for session in subagent.sessions():
-        events = json_lines(session / "events.jsonl")
+        events = subagent.events(session)
         types = {e.get("type") for e in events}
         asked = any(e.get("type") == "user_message" and e.get("content") == prompt for e in events)
         if asked and "turn_start" in types and "session_end" not in types:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_support import json_lines, need_ray, results, scripted_tasks, thinking
+from tests.e2e.batch_support import need_ray, results, scripted_tasks, thinking, written
 from tests.e2e.batch_support import workers as batch_workers
 from tests.e2e.conftest import (
     Subagent,
@@ -92,12 +92,10 @@ def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     killed: int | None = None
     try:
         ready = wait_until(
-            lambda: (
-                any(r.get("id") == "t1" for r in json_lines(out)) and thinking(subagent, "task 0")
-            ),
+            lambda: any(r.get("id") == "t1" for r in written(out)) and thinking(subagent, "task 0"),
             KILL_LIMIT_S,
         )
-        assert ready, f"t1 did not end or t0 did not start: {json_lines(out)}"
+        assert ready, f"t1 did not end or t0 did not start: {written(out)}"
         (killed,) = batch_workers(tmp_path)
         # Its retry reads the script afresh: it must answer at once, not think for an hour.
         slow.write_text(quick.read_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.e2e.batch_support import results
-from tests.e2e.conftest import Subagent, write_config
+from tests.e2e.conftest import Subagent, cli_env, write_config
 from tests.worktree_support import branches, git, make_repo, worktree_paths
 
 pytestmark = pytest.mark.e2e
@@ -199,8 +198,7 @@ async def test_a_served_isolated_agent_tells_the_host_its_branch(tmp_path: Path)
     config = write_config(tmp_path / "cfg", {}, {"careful": agent})
     write = [{"tool": "write", "args": {"path": "README.md", "content": "served\n"}}]
     model = script(tmp_path, "served", write)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
-    env["SUBAGENT_HOME"] = str(tmp_path / "state")
+    env = cli_env(tmp_path / "state")
     argv = ["-m", "launcher.cli", "serve", "--config-dir", str(config), "--workspace", str(repo)]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(tmp_path))
     with anyio.fail_after(BATCH_LIMIT_S), (tmp_path / "serve.err").open("w") as errlog:
