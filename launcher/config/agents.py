@@ -214,7 +214,7 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
     def isolation(value: object, key: str, line: int) -> str:
         if value not in ISOLATION_MODES:
             raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
-        return cast(str, value)
+        return str(value)
 
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
