@@ -169,6 +169,11 @@ def test_spawn_isolation_outside_a_repository_is_exit_2(tmp_path: Path, subagent
     assert run.code == 2, run.stderr
     assert f"{plain} is not in one" in run.stderr
     assert subagent.sessions() == []
+    resumed = subagent.run("spawn", "--resume", "last", "--isolation", "worktree", "more")
+    assert resumed.code == 2, resumed.stderr
+    assert "--resume continues in the stored workspace: drop --isolation" in resumed.stderr
+    wrong = subagent.run("spawn", "--isolation", "container", "go")
+    assert wrong.code == 2 and "--isolation: expected worktree, got 'container'" in wrong.stderr
 
 
 def test_check_runs_an_isolated_agent_in_a_worktree(tmp_path: Path, subagent: Subagent) -> None:
