@@ -81,10 +81,10 @@ def compile_lines(pattern: str, *, ignore_case: bool = False) -> Regex:
     return _Re2Lines(compiled)
 
 
-def compile_full(regex: str, *, source: str) -> Any:
-    """A pattern matched against whole strings (a glob's translation); `source` is what the
-    model wrote, named in the error."""
+def compile_full(regex: str) -> Any:
+    """A pattern matched against whole strings (a glob's translation); ValueError with
+    RE2's reason when it cannot be compiled (the caller says it in the model's terms)."""
     try:
         return re2.compile(regex, _options())
     except re2.error as exc:
-        raise ToolError(f"invalid glob '{source}': {_reason(exc)}") from exc
+        raise ValueError(_reason(exc)) from exc
