@@ -20,7 +20,7 @@ from launcher.procs.descendants import QUIET_PASSES, Stat, below, read_stat
 
 SWEEP_S = 2.0
 """How long the sweep keeps ending orphans that fork while it runs (a re-forking loop)."""
-PAUSE_S = 0.02
+PAUSE_S = 0.005
 
 _lock = threading.Lock()
 _started: dict[int, int] = {}  # pid -> start time: children started on purpose
