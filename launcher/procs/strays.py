@@ -21,6 +21,8 @@ from launcher.procs.descendants import QUIET_PASSES, Stat, below, read_stat
 SWEEP_S = 2.0
 """How long the sweep keeps ending orphans that fork while it runs (a re-forking loop)."""
 PAUSE_S = 0.005
+PRUNE_AT = 256
+"""Started children remembered before the gone ones are forgotten."""
 
 _lock = threading.Lock()
 _started: dict[int, int] = {}  # pid -> start time: children started on purpose
@@ -33,6 +35,15 @@ def note_child(pid: int) -> None:
     if stat is not None:
         with _lock:
             _started[pid] = stat.start
+            if len(_started) > PRUNE_AT:  # a long serve starts a worker per sub-agent
+                _prune()
+
+
+def _prune() -> None:
+    """Forget started children that are gone (a zombie is kept: its waiter reaps it)."""
+    for pid, start in list(_started.items()):
+        if (read_stat(pid, zombies=True) or Stat(0, 0, 0, 0, -1)).start != start:
+            del _started[pid]
 
 
 def session_opened() -> None:
@@ -53,10 +64,7 @@ def session_closed() -> bool:
 def _orphans() -> list[Stat]:
     me = os.getpid()
     with _lock:
-        for pid, start in list(_started.items()):
-            # A zombie stays listed: its waiter (the event loop) reaps it, never the sweep.
-            if (read_stat(pid, zombies=True) or Stat(0, 0, 0, 0, -1)).start != start:
-                del _started[pid]
+        _prune()
         started = dict(_started)
     # Everything below an on-purpose child is its own business (its group's ladder).
     return below(me, {p for p, start in started.items()})
