@@ -31,7 +31,7 @@ _open = 0  # sessions of this process that made it a subreaper and have not ende
 
 def note_child(pid: int) -> None:
     """`pid` was started on purpose (a server, a bash group, a worker, the watchdog)."""
-    stat = read_stat(pid)
+    stat = read_stat(pid, zombies=True)  # one that failed at once is still ours to wait for
     if stat is not None:
         with _lock:
             _started[pid] = stat.start
