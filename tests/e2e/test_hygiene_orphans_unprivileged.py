@@ -35,15 +35,17 @@ READY_LIMIT_S = 120.0
 """Launcher and one SDK stub server start, then five bash calls run, on a loaded 2-core box."""
 SETTLE = "sleep 0.5"
 """After each escape: its middle processes exit, so the escapee is adopted (and scanned)."""
-REFORK = """import os, time
-if os.fork():
-    os._exit(0)
+REFORK = """import os, sys, time
 os.setsid()
 while True:
+    with open(sys.argv[2], "w") as beat:
+        beat.write(str(os.getpgid(0)))
     time.sleep(0.02)
     if os.fork():
         os._exit(0)
 """
+BEAT_LIMIT_S = 5.0
+"""A live re-forker rewrites its beat file every 20 ms; this long without one: gone."""
 
 
 def _escapes(root: Path, tag: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -55,7 +57,7 @@ def _escapes(root: Path, tag: str) -> tuple[dict[str, str], dict[str, str]]:
     commands = {
         "setsid": f"setsid -f sleep {marks['setsid']}",
         "double-fork": f"( setsid sh -c 'setsid -f sleep {marks['double-fork']}' & )",
-        "refork": f"{sys.executable} -c '{REFORK}' {marks['refork']}",
+        "refork": f"{sys.executable} -c '{REFORK}' {marks['refork']} {root}/beat-{tag}",
         "unshare": f"unshare -U setsid -f sleep {marks['unshare']}",
         "tmux": f"tmux -S {root}/tmux-{tag} new -d 'sleep {marks['tmux']}'",
     }
@@ -63,11 +65,16 @@ def _escapes(root: Path, tag: str) -> tuple[dict[str, str], dict[str, str]]:
         del commands["unshare"], marks["unshare"]  # no user namespaces for this user here
     if shutil.which("tmux") is None:
         del commands["tmux"], marks["tmux"]  # scripts/setup.sh --interop installs it
+    marks["refork"] = f"{root}/beat-{tag}"  # found by its beat, not its command line
     return {k: f"{v}; {SETTLE}" for k, v in commands.items()}, marks
 
 
 def _processes_with(marks: dict[str, str]) -> dict[str, list[int]]:
-    """Live processes whose command line holds a case's marker, by case."""
+    """Live processes whose command line holds a case's marker, by case.
+
+    The re-forker's pid changes every 20 ms, faster than a walk of /proc: it is alive while
+    its beat file keeps changing (its process group is listed then).
+    """
     found: dict[str, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -77,25 +84,40 @@ def _processes_with(marks: dict[str, str]) -> dict[str, list[int]]:
         except OSError:
             continue
         for case, mark in marks.items():
-            if mark in cmdline and is_alive(int(entry.name)):
+            if case != "refork" and mark in cmdline and is_alive(int(entry.name)):
                 found.setdefault(case, []).append(int(entry.name))
+    if "refork" in marks and (group := _beating(Path(marks["refork"]))):
+        found["refork"] = [group]
     return found
 
 
+def _beating(beat: Path) -> int | None:
+    """The re-forker's process group while its beat file changes, else None."""
+
+    def read() -> tuple[int, str]:
+        try:
+            return beat.stat().st_mtime_ns, beat.read_text()
+        except OSError:
+            return 0, ""
+
+    first = read()
+    if not wait_until(lambda: read() != first, BEAT_LIMIT_S):
+        return None
+    text = read()[1]
+    return int(text) if text.isdigit() else None
+
+
 def _kill_leftovers(marks: dict[str, str]) -> None:
-    for _ in range(20):  # a re-forking leftover needs a few passes
-        pids = [p for ps in _processes_with(marks).values() for p in ps]
-        if not pids:
+    for _ in range(20):
+        found = _processes_with(marks)
+        if not found:
             return
-        for pid in pids:
-            with_suppressed_kill(pid)
-
-
-def with_suppressed_kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+        for case, pids in found.items():
+            for pid in pids:
+                try:  # the re-forker's whole group at once: one pid would fork on
+                    os.killpg(pid, signal.SIGKILL) if case == "refork" else os.kill(pid, 9)
+                except OSError:
+                    pass
 
 
 def _tool_results(home: Path) -> int:
@@ -109,7 +131,7 @@ def _tool_results(home: Path) -> int:
     return count
 
 
-def _run(root: Path, end: str, commands: dict[str, str], server_mark: str) -> int:
+def _run(root: Path, end: str, commands: dict[str, str], marks: dict[str, str]) -> int:
     """Run one session as the unprivileged user to `end`; returns the launcher's status."""
     prefix, _ = user_prefix()
     home, work, config_root = root / "home", root / "work", root / "cfg"
@@ -118,7 +140,7 @@ def _run(root: Path, end: str, commands: dict[str, str], server_mark: str) -> in
         "command": "sh",
         "args": [
             "-c",
-            f"setsid -f sleep {server_mark}; exec {sys.executable} -m mcp_servers.github",
+            f"setsid -f sleep {marks['server']}; exec {sys.executable} -m mcp_servers.github",
         ],
     }
     agent = "---\nname: escaper\ntools: [bash]\n---\nRun.\n"
@@ -159,6 +181,16 @@ def _run(root: Path, end: str, commands: dict[str, str], server_mark: str) -> in
             return launcher.returncode
         ready = wait_until(lambda: _tool_results(home) >= len(commands), READY_LIMIT_S)
         assert ready, f"the escapes never ran: {launcher.poll()} {_tool_results(home)}"
+        # Each escape really made its process (a shell that could not would test nothing).
+        wait_until(lambda: set(_processes_with(marks)) == set(marks), GONE_LIMIT_S)
+        missing = set(marks) - set(_processes_with(marks))
+        results = [
+            json.loads(line)["content"][:300]
+            for events in home.glob("sessions/*/events.jsonl")
+            for line in events.read_text().splitlines()
+            if '"tool_result"' in line
+        ]
+        assert not missing, f"these escapes made no process: {sorted(missing)}; bash: {results}"
         signum = signal.Signals[end]
         if signum == signal.SIGINT:
             os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
@@ -180,9 +212,9 @@ def test_no_escape_outlives_an_unprivileged_session(end: str) -> None:
     root = shared_dir()
     tag = f"{secrets.randbelow(10**6):06d}"
     commands, marks = _escapes(root, tag)
-    marks["server"] = server_mark = f"3301.{tag}"
+    marks["server"] = f"3301.{tag}"
     try:
-        status = _run(root, end, commands, server_mark)
+        status = _run(root, end, commands, marks)
         expected = {"normal": 0, "SIGKILL": -signal.SIGKILL}.get(end)
         assert status == (expected if expected is not None else 128 + signal.Signals[end])
         wait_until(lambda: not _processes_with(marks), GONE_LIMIT_S)
