@@ -8,7 +8,6 @@ and on the way out, however it leaves, closes every connection and process.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ import anyio
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import REPORTED, ServerPhase
+from launcher.bridge.sdk_logs import session_sdk_log
 from launcher.config.lock import AgentPin, lock_reason
 from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
 from launcher.errors import ServerError
@@ -30,8 +30,8 @@ from launcher.events import (
     ToolsChanged,
     jsonl_file_sink,
 )
-from launcher.secrets import LiveMask, SecretMask, process_secrets
-from launcher.state import new_session_id, private_dir, private_opener
+from launcher.secrets import LiveMask, process_secrets
+from launcher.state import new_session_id, private_dir
 from launcher.store.spill import fit_result, results_dir
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
@@ -194,49 +194,47 @@ class Session:
         """Start, wait for the ready barrier, run `body`, and always close."""
         to_start = self.scope.servers_to_start(self.servers)
         private_dir(self.dir, self.state_home)
-        sdk_log = self._route_sdk_logging()
         failure: Exception | None = None
         try:
-            await self.emit(
-                SessionStart(
-                    agent=self.agent.name,
-                    session_id=self.id,
-                    servers=list(to_start),
-                    log_dir=str(self.dir),
+            with session_sdk_log(self.dir / "sdk.log", self.mask):
+                await self.emit(
+                    SessionStart(
+                        agent=self.agent.name,
+                        session_id=self.id,
+                        servers=list(to_start),
+                        log_dir=str(self.dir),
+                    )
                 )
-            )
-            self._register_local_tools()
-            outcome: list[T] = []
-            async with anyio.create_task_group() as tg:
-                try:
-                    if to_start:
-                        self._start_servers(tg, to_start)
-                        with anyio.CancelScope() as self._barrier:
-                            if self._start_aborted:
-                                self._barrier.cancel()
-                            await self.ready()
-                    if not self._start_aborted:
-                        self._check_required()
-                        self._serving = True
-                    outcome.append(await body(self))
-                except Exception as exc:
-                    # Raised after the task group: from inside, it would leave wrapped in an
-                    # ExceptionGroup and the CLI could not map it to an exit status.
-                    failure = exc
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self.close()
-                    # Past the grace period: a connection still running (an HTTP server that
-                    # hangs on shutdown) would hold the task group open for ever.
-                    tg.cancel_scope.cancel()
+                self._register_local_tools()
+                outcome: list[T] = []
+                async with anyio.create_task_group() as tg:
+                    try:
+                        if to_start:
+                            self._start_servers(tg, to_start)
+                            with anyio.CancelScope() as self._barrier:
+                                if self._start_aborted:
+                                    self._barrier.cancel()
+                                await self.ready()
+                        if not self._start_aborted:
+                            self._check_required()
+                            self._serving = True
+                        outcome.append(await body(self))
+                    except Exception as exc:
+                        # Raised after the task group: from inside, it would leave wrapped in
+                        # an ExceptionGroup and the CLI could not map it to an exit status.
+                        failure = exc
+                    finally:
+                        with anyio.CancelScope(shield=True):
+                            await self.close()
+                        # Past the grace period: a connection still running (an HTTP server
+                        # that hangs on shutdown) would hold the task group open for ever.
+                        tg.cancel_scope.cancel()
             if failure is not None:
                 raise failure
             return outcome[0]
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._watchdog.close)
-                logging.getLogger("mcp").removeHandler(sdk_log)
-                sdk_log.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
 
     def abort_start(self) -> None:
@@ -364,30 +362,3 @@ class Session:
                 if status.state != ServerPhase.CONNECTED:
                     reason = status.error or status.state
                     raise ServerError(name, f"required server failed: {reason}")
-
-    def _route_sdk_logging(self) -> logging.Handler:
-        """The SDK logs protocol noise (junk lines, tracebacks): keep it in the session log."""
-        handler = _PrivateFileHandler(self.dir / "sdk.log", delay=True)
-        handler.setFormatter(_MaskingFormatter(self.mask))
-        logger = logging.getLogger("mcp")
-        logger.addHandler(handler)
-        logger.propagate = False
-        return handler
-
-
-class _PrivateFileHandler(logging.FileHandler):
-    """A log file made 0600, like everything under SUBAGENT_HOME."""
-
-    def _open(self):  # type: ignore[no-untyped-def]
-        return open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
-
-
-class _MaskingFormatter(logging.Formatter):
-    """SDK log lines (tracebacks included) with every known secret masked."""
-
-    def __init__(self, mask: SecretMask) -> None:
-        super().__init__()
-        self._mask = mask
-
-    def format(self, record: logging.LogRecord) -> str:
-        return self._mask.text(super().format(record))
