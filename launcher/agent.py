@@ -28,7 +28,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
-from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import CALL_ID, ToolDef, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
@@ -41,7 +41,7 @@ class ToolHost(Protocol):
 
     def active(self) -> list[ToolEntry]: ...
 
-    def veto(self, name: str, offered: Collection[str], call_id: str) -> ToolEntry | str: ...
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str: ...
 
     async def emit(self, event: Event) -> None: ...
 
@@ -243,6 +243,7 @@ class AgentLoop:
         """Run one turn's calls in parallel, filling `results` in call order."""
 
         async def one(index: int, call: ToolCall) -> None:
+            CALL_ID.set(call.id)  # this call's own task: names a spilled result's file
             await self.host.emit(
                 ToolCallEvent(turn=turn, id=call.id, name=call.name, arguments=call.arguments)
             )
@@ -264,10 +265,10 @@ class AgentLoop:
                 tg.start_soon(one, index, call)
 
     async def _execute(self, call: ToolCall, offered: frozenset[str]) -> ToolResult:
-        """The call-time veto, then the call through the entry the veto answered with."""
+        """The call-time veto, then the entry the veto answered with runs (no second lookup)."""
         if self._stop_requested:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
-        entry = self.host.veto(call.name, offered, call.id)
+        entry = self.host.veto(call.name, offered)
         if isinstance(entry, str):
             return not_available(call.name)
         if not isinstance(call.arguments, dict):
@@ -275,10 +276,8 @@ class AgentLoop:
                 content=f"Arguments for {call.name} must be a JSON object.", is_error=True
             )
         try:
-            return await entry.call(call.arguments)
-        except (
-            Exception
-        ) as exc:  # a caller must not raise; if one does, the model still gets an answer
+            return await entry.run(call.arguments)
+        except Exception as exc:  # a caller must not raise; if one does, the model still answers
             return ToolResult(
                 content=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True
             )

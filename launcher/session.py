@@ -7,7 +7,7 @@ and on the way out, however it leaves, closes every connection and process.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,7 @@ from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import REPORTED, ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
 from launcher.config.lock import AgentPin, lock_reason
-from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
+from launcher.config.types import AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (
     Event,
@@ -31,11 +31,12 @@ from launcher.events import (
     jsonl_file_sink,
 )
 from launcher.secrets import LiveMask, process_secrets
+from launcher.session_tools import local_entries, server_tools_sink
 from launcher.state import new_session_id, private_dir
-from launcher.store.spill import fit_result, results_dir
+from launcher.toolset.admission import admission
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry, ToolResult
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
@@ -100,7 +101,8 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
-        self.registry = ToolRegistry(gate=self._gate, order=tuple(self.servers))
+        lock = functools.partial(lock_reason, pin) if pin is not None else None
+        self.registry = ToolRegistry(gate=admission(self.scope, lock), order=tuple(self.servers))
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -124,47 +126,21 @@ class Session:
 
     def active(self) -> list[ToolEntry]:
         """The tools in scope right now: what the model is offered at the next turn."""
-        return self.scope.active(self.registry.entries())
+        return self.registry.entries()
 
     def muted(self) -> list[tuple[ToolEntry, str]]:
         """Every announced server tool that is not active, with its reason."""
-        return self.scope.muted(self.registry)
+        return self.registry.muted()
 
-    def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
-        """The call-time veto: the entry to call, or why `name` is refused.
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+        """The call-time veto: the entry to run, or why `name` is refused.
 
-        Refused unless the turn offered `name` and it is in scope now: a tool that
+        Refused unless the turn offered `name` and it is admitted now: a tool that
         registered (or changed scope) mid-turn waits for the next turn's snapshot.
-        The entry's results are masked, and a server's result over its `max_result_bytes`
-        is kept whole in `results/CALL.txt` (`call_id` names the file).
         """
         if name not in offered:
             return "not offered this turn"
-        entry = self.scope.admit(name, self.registry)
-        if isinstance(entry, str):
-            return entry
-        spec = self.servers.get(entry.source) if entry.server is not None else None
-        limit = spec.max_result_bytes if spec is not None else None
-        if not self.mask and limit is None:
-            return entry
-        return dataclasses.replace(entry, call=self._finished(entry.call, limit, call_id))
-
-    def _finished(self, call: ToolCaller, limit: int | None, call_id: str) -> ToolCaller:
-        # A result never carries a known secret: not to the model, the events, stdout or
-        # the spilled file; what is over the limit is kept, not dropped.
-        async def finished(arguments: dict) -> ToolResult:
-            result = await call(arguments)
-            if self.mask:
-                result.content = self.mask.text(result.content)
-                if result.structured is not None:
-                    result.structured = self.mask.value(result.structured)
-            if limit is not None:
-                result.content = await anyio.to_thread.run_sync(
-                    fit_result, result.content, limit, results_dir(self.dir), call_id or "result"
-                )
-            return result
-
-        return finished
+        return self.registry.admit(name)
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.
@@ -261,15 +237,6 @@ class Session:
 
     # ---- internals ---------------------------------------------------------------------
 
-    def _gate(self, entry: ToolEntry) -> str | None:
-        # A tool its source marked unusable is rejected whatever the scope says.
-        reason = entry.problem or self.scope.gate(entry)
-        if reason is not None or self.pin is None:
-            return reason
-        # The lock judges only what the scope would offer: an unselected tool keeps
-        # `not selected` (it was never pinned, and `not in lock` would mislead).
-        return None if self.scope.selects(entry) else lock_reason(self.pin, entry)
-
     def on_required_lost(self, callback: Callable[[str], None]) -> None:
         """Call `callback(reason)` if a required server fails after the ready barrier."""
         self._on_required_lost.append(callback)
@@ -286,18 +253,16 @@ class Session:
             tools.update(event.added)
 
     def _register_local_tools(self) -> None:
-        from launcher.tools import builtin_entries, memory_entries
-        from launcher.tools.delegate import delegate_entry
-
-        wanted = self.scope.builtin_names()
-        names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
-        entries = builtin_entries(
-            self.workspace, names, group_guard=self._watchdog, results=results_dir(self.dir)
+        entries = local_entries(
+            self.agent,
+            self.scope.builtin_names(),
+            workspace=self.workspace,
+            home=self.home,
+            session_dir=self.dir,
+            mask=self.mask,
+            guard=self._watchdog,
+            delegate=self._delegate,
         )
-        if DELEGATE_TOOL in wanted:
-            entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))
-        if self.agent.memory is not None:
-            entries += memory_entries(self.agent.name, self.agent.memory, self.workspace, self.home)
         self.registry.add_local(entries)
 
     def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
@@ -305,9 +270,17 @@ class Session:
 
         for name in names:
             spec = self.servers[name]
+            sink = server_tools_sink(
+                self.registry,
+                spec,
+                self._caller_of(name),
+                mask=self.mask,
+                session_dir=self.dir,
+                emit=self.emit,
+            )
             conn = McpConnection(
                 spec,
-                on_tools=self._tools_sink(name),
+                on_tools=sink,
                 emit=self.emit,
                 log_path=self.dir / "servers" / f"{name}.log",
                 workspace=self.workspace,
@@ -317,36 +290,11 @@ class Session:
             self.connections[name] = conn
             tg.start_soon(conn.run, name=f"mcp:{name}")
 
-    def _tools_sink(self, server: str) -> Callable[[list[ToolDef]], Awaitable[None]]:
-        async def sink(defs: list[ToolDef]) -> None:
-            conn = self.connections[server]
-            if defs:
-                change = self.registry.set_server_tools(server, defs, self._caller_factory(conn))
-            else:
-                change = self.registry.remove_server(server)
-            if change.added or change.removed or change.changed:
-                await self.emit(
-                    ToolsChanged(
-                        source=server,
-                        added=list(change.added),
-                        removed=list(change.removed),
-                        changed=list(change.changed),
-                    )
-                )
+    def _caller_of(self, server: str) -> Callable[[str, dict], Awaitable[ToolResult]]:
+        async def call(tool: str, arguments: dict) -> ToolResult:
+            return await self.connections[server].call(tool, arguments)
 
-        return sink
-
-    @staticmethod
-    def _caller_factory(
-        conn: McpConnection,
-    ) -> Callable[[str], Callable[..., Awaitable[ToolResult]]]:
-        def make(tool: str) -> Callable[..., Awaitable[ToolResult]]:
-            async def call(arguments: dict) -> ToolResult:
-                return await conn.call(tool, arguments)
-
-            return call
-
-        return make
+        return call
 
     def _check_lost(self, event: ServerState) -> None:
         spec = self.servers.get(event.server)

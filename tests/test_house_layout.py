@@ -31,6 +31,7 @@ RANKS: dict[str, int] = {
     "bridge": 2,
     "store": 2,
     "agent": 3,
+    "session_tools": 3,
     "session": 4,
     "assemble": 5,
     "backend": 6,

@@ -27,7 +27,6 @@ from launcher.bridge.listing import list_all_tools, to_defs
 from launcher.bridge.loader import describe_startup_error, load_sdk
 from launcher.bridge.phase import ServerPhase
 from launcher.bridge.process import StdioChild, server_environment, spawn_server
-from launcher.bridge.schemas import ArgumentChecker
 from launcher.bridge.serverlog import ServerLog
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
@@ -81,7 +80,6 @@ class McpConnection:
         self.tool_count = 0
         self.listings = 0
         self.skipped_tools: list[str] = []
-        self._checkers: dict[str, ArgumentChecker] = {}
         self.protocol_version: str | None = None
         self.server_info: dict[str, str | None] | None = None
         self.ready = anyio.Event()
@@ -126,17 +124,13 @@ class McpConnection:
         return self._child.lost.is_set() and not self._closing.is_set()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call one tool with the server's tool_timeout; every failure is an error result."""
+        """Call one tool with the server's tool_timeout; every failure is an error result.
+
+        Arguments were checked by the registry entry that runs this (ToolEntry.run).
+        """
         client, sdk = self._client, self._sdk
         if client is None or sdk is None or self.state is not ServerPhase.CONNECTED or self.lost:
             return ToolResult(content=self._unavailable(), is_error=True)
-        checker = self._checkers.get(tool)
-        problem = checker.error(arguments) if checker is not None else None
-        if problem is not None:
-            # Checked here, not left to the server: many never validate and fail obscurely.
-            return ToolResult(
-                content=f"Invalid arguments for tool '{tool}': {problem}", is_error=True
-            )
         timeout = self.spec.tool_timeout
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
@@ -372,15 +366,6 @@ class McpConnection:
         if self.state is ServerPhase.FAILED:
             return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
-        # Compiled once per listing, kept while a tool's schema is unchanged.
-        old = self._checkers
-        self._checkers = {
-            d.name: old[d.name]
-            if d.name in old and old[d.name].schema == d.input_schema
-            else ArgumentChecker(d.input_schema)
-            for d in defs
-            if d.problem is None
-        }
         await self._on_tools(defs)
 
     def _auth_failure(self) -> str | None:
