@@ -20,6 +20,7 @@ from launcher.events import (
     AgentStart,
     AssistantMessage,
     Event,
+    RunStatus,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -98,7 +99,7 @@ class AgentLoop:
         self.messages: list[Message] = []
         self.usage = RunUsage()
         self.turn = 0
-        self.status = "queued"
+        self.status = RunStatus.QUEUED
         self.result = ""
         self._steering: list[str] = []
         self._stop_scope: anyio.CancelScope | None = None
@@ -125,7 +126,7 @@ class AgentLoop:
         """Run to a final answer, the turn limit, an error or a stop. Call again to resume."""
         await self.host.emit(AgentStart(model=self.model.spec))
         await self._user(prompt, "prompt")
-        self.status = "running"
+        self.status = RunStatus.RUNNING
         turns_this_run = 0
         error: str | None = None
         with anyio.CancelScope() as scope:
@@ -139,19 +140,19 @@ class AgentLoop:
                     turns_this_run += 1
                     done = await self._turn(offer_tools=not wrap_up)
                     if wrap_up:
-                        self.status = "max_turns"
+                        self.status = RunStatus.MAX_TURNS
                         break
                     if done and not self._steering:
-                        self.status = "completed"
+                        self.status = RunStatus.COMPLETED
                         break
             except SubagentError as exc:
-                self.status, error = "error", str(exc)
+                self.status, error = RunStatus.ERROR, str(exc)
         self._stop_scope = None
         if self._failure is not None:
-            self.status, error = "error", self._failure
+            self.status, error = RunStatus.ERROR, self._failure
             self._stop_requested = False
         elif self._stop_requested:
-            self.status = "stopped"
+            self.status = RunStatus.STOPPED
             self._stop_requested = False  # a later resume runs again
         end = AgentEnd(
             status=self.status, result=self.result, usage=self.usage.as_dict(), error=error

@@ -57,7 +57,7 @@ sweep, exit reap), which is shielded and so completes even when cancelled.
 class ServerStatus:
     """A configured server's state as `subagent tools --json` reports it."""
 
-    state: str
+    state: ServerPhase
     tools: int = 0
     error: str | None = None
     info: dict[str, str | None] | None = field(default=None, compare=False)
@@ -155,7 +155,7 @@ class Session:
                 out[name] = ServerStatus(ServerPhase.NOT_STARTED)
                 continue
             # A server still `starting` has not made the ready barrier: it did not start.
-            state = last.state if last.state in REPORTED else ServerPhase.FAILED
+            state = ServerPhase(last.state) if last.state in REPORTED else ServerPhase.FAILED
             count = len(self._server_tools.get(name, ()))
             out[name] = ServerStatus(state, count, last.error, self._server_info.get(name))
         return out

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from launcher.events import RunStatus
+
 STEER = "steer"
 STOP = "stop"
 
@@ -71,21 +73,20 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-FINAL = ("completed", "error", "stopped", "max_turns")
-"""Statuses a run never leaves."""
-
-
 @dataclass(kw_only=True)
 class RunState:
     """What a driver knows of a worker's run, folded from its event stream."""
 
-    status: str = "queued"
+    status: RunStatus = RunStatus.QUEUED
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
     error: str | None = None
     session_id: str | None = None
     _turn_text: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = RunStatus(self.status)  # given as text (`status="running"`) too
 
     def observe(self, event: dict[str, Any]) -> None:
         """Fold one worker event into the state."""
@@ -100,11 +101,12 @@ class RunState:
             self._turn_text += str(event.get("text", ""))
             self.result = self._turn_text
         elif kind == "agent_end":
-            self.status = str(event.get("status", "error"))
+            self.status = RunStatus.of(event.get("status"))
             self.result = str(event.get("result", "")) or self.result
             self.usage = dict(event.get("usage") or {})
             self.error = event.get("error")
 
     @property
     def final(self) -> bool:
-        return self.status in FINAL
+        """The run has ended (RunStatus.final)."""
+        return self.status.final

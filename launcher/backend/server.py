@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
-from launcher.backend.pool import FINAL, SubAgent, SubagentManager
+from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks import TaskStore, run_result
 from launcher.backend.tasks_wire import install_tasks
@@ -240,7 +240,7 @@ class SubagentServer:
 
     async def _tool_steer_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         entry = self._lookup(args)
-        if entry.done.is_set() or entry.status in FINAL:
+        if entry.done.is_set() or entry.final:
             return _error(f"sub-agent {entry.id} has ended ({entry.status}); nothing to steer")
         await self.manager.steer(entry, str(args["message"]))
         return _result(f"queued for {entry.id}'s next turn", entry.snapshot())

@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 
 from launcher.config.expect import Expectations, RunExpect
 from launcher.config.types import Selector
+from launcher.events import RunStatus
 from launcher.toolset.scope import selector_matches
 from launcher.toolset.types import ToolEntry
 
@@ -32,7 +33,7 @@ class Surface:
 class RunRecord:
     """What a run's event stream showed: its end, the calls made, the results that erred."""
 
-    status: str = "stopped"
+    status: RunStatus = RunStatus.STOPPED
     result: str = ""
     calls: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

@@ -155,7 +155,7 @@ def run_spawn(
     """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
-    from launcher.events import jsonl_sink
+    from launcher.events import RunStatus, jsonl_sink
 
     delegate = make_delegate(
         config_dir=str(config_dir.resolve()) if config_dir else None,
@@ -180,7 +180,7 @@ def run_spawn(
 
         session.bus.subscribe(SpawnRenderer())
 
-    async def main() -> str:
+    async def main() -> RunStatus:
         return await run_agent(
             session,
             prompt,
@@ -193,7 +193,7 @@ def run_spawn(
     status = run_async(main)
     if verbose:
         sys.stderr.write(f"session logs: {session.dir}\n")
-    return 0 if status == "completed" else 1
+    return 0 if status.ok else 1
 
 
 def run_batch_command(

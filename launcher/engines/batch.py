@@ -13,6 +13,7 @@ import anyio
 
 from launcher.engines.base import BatchTask, Engine, TaskEnd
 from launcher.engines.tasks import BadLine, drop_results, finished, read_tasks
+from launcher.events import RunStatus
 
 
 @dataclass
@@ -65,10 +66,12 @@ async def run_batch(
             try:
                 end = await engine.run(task)
             except Exception as exc:  # an engine bug must cost one task, not the batch
-                end = TaskEnd(id=task.id, status="error", error=f"{type(exc).__name__}: {exc}")
+                end = TaskEnd(
+                    id=task.id, status=RunStatus.ERROR, error=f"{type(exc).__name__}: {exc}"
+                )
             out.write(json.dumps(end.to_dict(), ensure_ascii=False) + "\n")
             out.flush()
-            if end.status == "completed":
+            if end.status.ok:
                 progress.completed += 1
             else:
                 progress.failed += 1
@@ -102,6 +105,6 @@ def plan_rerun(results: Path | None, *, retry_failed: bool) -> set[str]:
         return set()
     done = finished(results)
     if retry_failed:
-        drop_results(results, {i for i, status in done.items() if status != "completed"})
-        return {i for i, status in done.items() if status == "completed"}
+        drop_results(results, {i for i, status in done.items() if not status.ok})
+        return {i for i, status in done.items() if status.ok}
     return set(done)

@@ -25,6 +25,7 @@ from launcher.backend.protocol import Job, RunState
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd
 from launcher.engines.local import log_name
 from launcher.errors import UsageError
+from launcher.events import RunStatus
 from launcher.state import state_home
 
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -129,7 +130,7 @@ class RayEngine:
         except Exception as exc:  # retries used up, or the task could not run at all
             return TaskEnd(
                 id=task.id,
-                status="error",
+                status=RunStatus.ERROR,
                 duration_s=round(time.monotonic() - start, 3),
                 error=f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
             )

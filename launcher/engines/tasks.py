@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.engines.base import BatchTask
+from launcher.events import RunStatus
 
 FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace"})
 
@@ -82,9 +83,9 @@ def read_tasks(path: Path) -> Iterator[BatchTask | BadLine]:
             yield parsed
 
 
-def finished(results: Path) -> dict[str, str]:
+def finished(results: Path) -> dict[str, RunStatus]:
     """id -> status of every task a results file already holds (the last line wins)."""
-    out: dict[str, str] = {}
+    out: dict[str, RunStatus] = {}
     if not results.exists():
         return out
     with results.open(encoding="utf-8", errors="replace") as f:
@@ -94,7 +95,7 @@ def finished(results: Path) -> dict[str, str]:
             except ValueError:
                 continue  # a line cut short by a crash: that task runs again
             if isinstance(row, dict) and isinstance(row.get("id"), str):
-                out[row["id"]] = str(row.get("status"))
+                out[row["id"]] = RunStatus.of(row.get("status"))
     return out
 
 
