@@ -50,7 +50,7 @@ def _connection(tmp_path: Path, listed: list[list[ToolDef]]) -> McpConnection:
         log_path=tmp_path / "s.log",
         workspace=tmp_path,
     )
-    conn._follow.backoff_s = 0.01
+    conn.follow.backoff_s = 0.01
     return conn
 
 
@@ -60,7 +60,7 @@ async def test_failed_relist_is_retried_until_the_late_tool_arrives(tmp_path: Pa
     client = FlakyClient(failures=RELIST_ATTEMPTS - 1)
 
     with anyio.fail_after(LIMIT_S):
-        await conn._follow.refresh(client)  # type: ignore[arg-type]
+        await conn.follow.refresh(client)  # type: ignore[arg-type]
 
     assert client.calls == RELIST_ATTEMPTS
     assert [[d.name for d in defs] for defs in listed] == [["late"]]
@@ -72,7 +72,7 @@ async def test_relist_that_keeps_failing_gives_up_after_bounded_attempts(tmp_pat
     client = FlakyClient(failures=100)
 
     with anyio.fail_after(LIMIT_S):
-        await conn._follow.refresh(client)  # type: ignore[arg-type]
+        await conn.follow.refresh(client)  # type: ignore[arg-type]
 
     assert client.calls == RELIST_ATTEMPTS
     assert listed == []

@@ -84,7 +84,7 @@ class McpConnection:
         self._closing = anyio.Event()
         self._life: anyio.CancelScope | None = None
         self._child = StdioChild()
-        self._follow = ListFollower(
+        self.follow = ListFollower(
             self._relist,
             self.log.note,
             lambda: self._closing.is_set() or self._child.lost.is_set(),
@@ -196,13 +196,13 @@ class McpConnection:
                 async with anyio.create_task_group() as tg:
                     if client.protocol_version in sdk.MODERN_PROTOCOL_VERSIONS:
                         # Opened before the first listing: a change in between is not replayed.
-                        await tg.start(self._follow.listen, client)
+                        await tg.start(self.follow.listen, client)
                     await self._relist(client)
                     life.deadline = math.inf
                     self._client = client
                     await self._set_state(ServerPhase.CONNECTED)
                     self.ready.set()
-                    tg.start_soon(self._follow.serve, client)
+                    tg.start_soon(self.follow.serve, client)
                     if self.spec.type == "stdio":
                         tg.start_soon(self._watch_lost)
                     await self._closing.wait()
@@ -245,7 +245,7 @@ class McpConnection:
     async def _on_message(self, message: Any) -> None:
         sdk = self._sdk
         if sdk is not None and isinstance(message, sdk.ToolListChangedNotification):
-            self._follow.request()
+            self.follow.request()
         elif isinstance(message, Exception):
             self.log.note(f"protocol error from server: {type(message).__name__}: {message}")
 
