@@ -27,13 +27,13 @@ def compose(*gates: Gate) -> Gate:
     """One gate from several: the first reason wins; a gate that raises refuses (fail closed)."""
 
     def gate(entry: ToolEntry) -> str | None:
-        for one in gates:
-            try:
+        try:
+            for one in gates:
                 reason = one(entry)
-            except Exception as exc:
-                return f"gate failed: {exc!r}"
-            if reason is not None:
-                return reason
+                if reason is not None:
+                    return reason
+        except Exception as exc:
+            return f"gate failed: {exc!r}"
         return None
 
     return gate
