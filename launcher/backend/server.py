@@ -19,8 +19,8 @@ from mcp.server.stdio import stdio_server
 
 from launcher.backend.pool import FINAL, SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
-from launcher.backend.tasks import TaskStore, run_result
-from launcher.backend.tasks_wire import install_tasks
+from launcher.backend.tasks.store import TaskStore, run_result
+from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
 
 TOOLS: list[types.Tool] = [

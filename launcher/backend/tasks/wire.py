@@ -20,9 +20,9 @@ from mcp_types import METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
-from launcher.backend.tasks import TaskStore
-from launcher.backend.tasks_v1 import LegacyTasks, Spawn, advertise
-from launcher.backend.tasks_v2 import TasksExtension, UpdateTaskParams
+from launcher.backend.tasks.store import TaskStore
+from launcher.backend.tasks.v2025_11_25 import LegacyTasks, Spawn, advertise
+from launcher.backend.tasks.v2026_07_28 import TasksExtension, UpdateTaskParams
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 

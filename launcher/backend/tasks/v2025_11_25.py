@@ -19,7 +19,7 @@ from mcp_types import METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.backend.pool import SubAgent
-from launcher.backend.tasks import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
+from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.errors import SubagentError
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
