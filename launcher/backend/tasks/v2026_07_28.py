@@ -24,9 +24,10 @@ from mcp_types import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from launcher.backend.catalog import TASK_TOOLS
 from launcher.backend.pool import SubAgent
 from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
-from launcher.backend.tasks.v2025_11_25 import TASK_TOOLS, Spawn
+from launcher.backend.tasks.v2025_11_25 import Spawn
 from launcher.errors import SubagentError
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
