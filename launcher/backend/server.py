@@ -25,7 +25,6 @@ from launcher.backend.host_model import check_host_model, scripted_roots
 from launcher.backend.pool import FINAL, SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import TaskStore, run_result
-from launcher.backend.tasks.v2026_07_28 import client_declared
 from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
 
@@ -79,11 +78,9 @@ class SubagentServer:
         return catalog.agents_of(self._config())
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        if ctx.protocol_version in catalog.HANDSHAKE_VERSIONS:
-            task_support = catalog.has_tasks(ctx.protocol_version)
-        else:
-            task_support = client_declared(ctx)
-        listed = catalog.tools(self.agents(), task_support=task_support)
+        # 2026-07-28 has no `execution` on a tool (its sieve drops it): there the tasks
+        # extension, per request, decides (tasks/v2026_07_28.py).
+        listed = catalog.tools(self.agents(), task_support=catalog.has_tasks(ctx.protocol_version))
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in listed])
 
     async def _call_tool(
