@@ -226,7 +226,9 @@ async def test_a_worker_that_cannot_start_is_an_error_result_and_serve_goes_on(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     with anyio.fail_after(LIMIT_S):
-        async with serve(tmp_path, "--workspace", str(workspace)) as client:
+        # The script lies outside the workspace: a host's scripted: file needs its dir allowed.
+        extra = ("--workspace", str(workspace), "--scripted-dir", str(tmp_path))
+        async with serve(tmp_path, *extra) as client:
             workspace.rmdir()  # the worker's cwd is gone: its process cannot start
             failed = await client.call_tool(
                 "spawn_subagent", {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
