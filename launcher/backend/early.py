@@ -96,6 +96,7 @@ class EarlyAnswers:
         if self.initialize is None:
             if method != "initialize" or not _is_init_params(params):
                 return None
+            assert isinstance(params, dict)  # _is_init_params said so
             self.initialize = msg
             self.version = catalog.negotiate(params["protocolVersion"])
             return {"jsonrpc": "2.0", "id": rid, "result": catalog.initialize_result(self.version)}
