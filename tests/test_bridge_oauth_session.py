@@ -20,8 +20,8 @@ import httpx2
 import pytest
 
 from launcher.auth.tokens import StoredAuth, TokenStore
-from launcher.bridge import oauth_session
-from launcher.bridge.oauth_session import LoginRequired, SessionAuth, session_auth
+from launcher.bridge.auth import session as oauth_session
+from launcher.bridge.auth.session import LoginRequired, SessionAuth, session_auth
 from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.secrets import LiveMask
 
