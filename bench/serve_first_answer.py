@@ -99,7 +99,7 @@ def run(quick: bool) -> list[Result]:
         Result(
             "12 serve start",
             "serve's initialize answer, ms",
-            round(median(init) * 1000),
+            float(round(median(init) * 1000)),
             None,
             spread(init),
         ),
