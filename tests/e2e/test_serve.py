@@ -80,6 +80,19 @@ def workers(tmp_path: Path) -> list[int]:
     ]
 
 
+def one_worker(tmp_path: Path) -> int:
+    """The one live worker of this test's serve, once only one is seen: the next spare,
+    started as a spawn takes one, looks like a worker until it has named itself."""
+    seen: list[int] = []
+
+    def single() -> bool:
+        seen[:] = workers(tmp_path)
+        return len(seen) == 1
+
+    assert wait_until(single, 10), seen
+    return seen[0]
+
+
 def structured(result: Any) -> dict[str, Any]:
     assert result.structured_content is not None, result
     return dict(result.structured_content)
