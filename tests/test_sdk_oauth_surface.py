@@ -51,6 +51,7 @@ OURS = {
     "_reload",
     "_step_up",
     "_take_refresh",
+    "expiry_margin_s",
     "extra_scope",
     "failure",
     "failure_exc",

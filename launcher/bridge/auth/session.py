@@ -89,8 +89,11 @@ def session_auth(
 class SessionAuth(FailureRecording):
     """Non-interactive OAuth for a session: stored tokens, refresh under the store lock."""
 
-    def __init__(self, spec: ServerSpec, store: TokenStore) -> None:
+    def __init__(
+        self, spec: ServerSpec, store: TokenStore, *, expiry_margin_s: float = EXPIRY_MARGIN_S
+    ) -> None:
         self.name = spec.name
+        self.expiry_margin_s = expiry_margin_s
         self.store = store
         self.storage = StoreStorage(store, spec.name)
         metadata = OAuthClientMetadata(redirect_uris=[SESSION_REDIRECT_URI])  # type: ignore[list-item]
@@ -134,7 +137,8 @@ class SessionAuth(FailureRecording):
             return False
         # A short-lived token gets a proportionally short margin, or it would never be used.
         lifetime = ctx.current_tokens.expires_in
-        margin = min(EXPIRY_MARGIN_S, lifetime / 4) if lifetime else EXPIRY_MARGIN_S
+        most = self.expiry_margin_s
+        margin = min(most, lifetime / 4) if lifetime else most
         return time.time() + margin >= expiry
 
     @asynccontextmanager
