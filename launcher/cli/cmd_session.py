@@ -153,6 +153,7 @@ def serve(
         list[Path] | None,
         typer.Option(
             "--scripted-dir",
+            metavar="DIR",
             exists=True,
             file_okay=False,
             help="Also accept a host's scripted:PATH model from DIR (repeatable).",
