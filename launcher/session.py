@@ -63,6 +63,10 @@ class ServerStatus:
     """The server's own name and version (initialize `serverInfo`), once connected."""
 
 
+SERVER_CONFIG = "off in the server's config"
+"""Muted reason of a tool its server's own config turns off (`disabled_tools`, ...)."""
+
+
 class Session:
     """One agent's tools and servers for the length of one run."""
 
@@ -266,6 +270,9 @@ class Session:
     def _gate(self, entry: ToolEntry) -> str | None:
         # A tool its source marked unusable is rejected whatever the scope says.
         reason = entry.problem or self.scope.gate(entry)
+        server = self.servers.get(entry.server) if entry.server is not None else None
+        if reason is None and server is not None and not server.offers(entry.tool):
+            reason = SERVER_CONFIG  # Codex's disabled_tools / enabled_tools, Gemini's
         if reason is not None or self.pin is None:
             return reason
         # The lock judges only what the scope would offer: an unselected tool keeps
