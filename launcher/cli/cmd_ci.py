@@ -10,6 +10,7 @@ import typer
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
+    ServersFrom,
     Workspace,
     check_settle,
     exit_with,
@@ -29,6 +30,7 @@ def check(
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
@@ -70,6 +72,7 @@ def batch(
         str | None, typer.Option("--model", help="Default model for tasks without one.")
     ] = None,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
@@ -115,6 +118,7 @@ def lock(
         ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Pin each agent's server tools in subagent.lock.json and print what changed."""

@@ -15,6 +15,25 @@ ConfigDir = Annotated[
     Path | None,
     typer.Option("--config-dir", envvar="SUBAGENT_CONFIG_DIR", help="Hermetic config directory."),
 ]
+SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"  # config/hosts.py reads it (not imported: --help)
+
+
+def _export_hosts(value: str | None) -> str | None:
+    """Typer callback: discovery (here, and in serve's and batch's workers) reads the env."""
+    if value:
+        os.environ[SERVERS_FROM_ENV] = value
+    return value
+
+
+ServersFrom = Annotated[
+    str | None,
+    typer.Option(
+        "--servers-from",
+        envvar=SERVERS_FROM_ENV,
+        callback=_export_hosts,
+        help="Also read these hosts' user-level MCP servers: claude,codex,gemini,opencode,...",
+    ),
+]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ExtOpt = Annotated[
     list[str] | None, typer.Option("--ext", help="Add the selector ext:NAME (repeatable).")
@@ -62,7 +81,10 @@ def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = N
         from launcher.config.expand import referenced_names
         from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
 
-        used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
+        inline = [s for agent in config.agents.values() for s in agent.servers]
+        used = set().union(
+            *(referenced_names(s.raw) for s in [*config.servers.values(), *inline]), set()
+        )
         if not restored or hide_referenced(used):
             # Returns only if nothing is left to hide.
             reexec_hiding(secret_names(os.environ, used))

@@ -246,9 +246,7 @@ def _build_spec(
         else cast(bool | tuple[str, ...], extensions_value),
         # An excluded server is a disallowed `ext:SERVER`: it never starts, whatever selects it.
         disallowed_tools=cast(tuple[Selector, ...], get("disallowed_tools", denials) or ())
-        + tuple(
-            Selector(kind="ext", server=server, raw=f"ext:{server}") for server in excluded
-        ),
+        + tuple(Selector(kind="ext", server=server, raw=f"ext:{server}") for server in excluded),
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),

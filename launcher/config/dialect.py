@@ -88,7 +88,9 @@ def translate(
             continue
         action = _action(rule, raw.value)
         if action is Action.REFUSED:
-            raise ConfigError(_refusal(rule, raw.value, dialect), path=path, line=raw.line, field=key)
+            raise ConfigError(
+                _refusal(rule, raw.value, dialect), path=path, line=raw.line, field=key
+            )
         if action is Action.IGNORED:
             ignored.append(key if rule.values is None else f"{key}: {raw.value}")
             continue
@@ -153,10 +155,7 @@ def _action(rule: FieldRule, value: object) -> Action:
 def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
     reason = rule.note or "cannot be honoured here"
     if rule.values is not None:
-        return (
-            f"'{value}' would narrow what the agent may do and cannot be honoured here "
-            f"({reason}); the agent is refused rather than run wider"
-        )
+        return f"'{value}' cannot be honoured here, and without it the agent would run wider: refused ({reason})"
     return f"{dialect.name} field refused: {reason}"
 
 

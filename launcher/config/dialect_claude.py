@@ -18,7 +18,7 @@ from launcher.config.servers import parse_server_entry
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
 
-H, M, I, R = Action.HONOURED, Action.MAPPED, Action.IGNORED, Action.REFUSED
+H, M, IGN = Action.HONOURED, Action.MAPPED, Action.IGNORED
 
 TOOL_NAMES: Mapping[str, str] = {
     "Read": "read",
@@ -174,18 +174,23 @@ _FIELDS: dict[str, FieldRule] = {
         _tools,
     ),
     "disallowedTools": FieldRule(
-        M, "disallowed_tools", "as tools; always wins; Tool(rule) denies the whole tool",
+        M,
+        "disallowed_tools",
+        "as tools; always wins; Tool(rule) denies the whole tool",
         _disallowed,
     ),
     "model": FieldRule(
-        M, "model", "sonnet, opus, haiku -> Anthropic ids (SUBAGENT_MODEL_SONNET, ...); "
-        "inherit -> --model, SUBAGENT_MODEL", _model,
+        M,
+        "model",
+        "sonnet, opus, haiku -> Anthropic ids (SUBAGENT_MODEL_SONNET, ...); "
+        "inherit -> --model, SUBAGENT_MODEL",
+        _model,
     ),
     "permissionMode": FieldRule(
         M,
         None,
-        f"{_NO_PROMPTS}; plan (read-only) and dontAsk would narrow the agent",
-        values={"default": I, "acceptEdits": I, "bypassPermissions": I, "auto": I},
+        f"{_NO_PROMPTS}; plan (read-only) and dontAsk would narrow it",
+        values={"default": IGN, "acceptEdits": IGN, "bypassPermissions": IGN, "auto": IGN},
     ),
     "maxTurns": FieldRule(M, "max_turns", "turn limit", _max_turns),
     "mcpServers": FieldRule(
@@ -198,11 +203,11 @@ _FIELDS: dict[str, FieldRule] = {
     "background": FieldRule(H, "background", "serve's default `background` for this agent"),
     "isolation": FieldRule(H, "isolation", "`worktree`: the run works in a fresh git worktree"),
     "expect": FieldRule(H, "expect", "ours: expectations for `subagent check`"),
-    "skills": FieldRule(I, note="no skills here"),
-    "hooks": FieldRule(I, note="no hooks here"),
-    "effort": FieldRule(I, note="no effort setting here"),
-    "color": FieldRule(I, note="display only"),
-    "initialPrompt": FieldRule(I, note="the prompt comes from the caller"),
+    "skills": FieldRule(IGN, note="no skills here"),
+    "hooks": FieldRule(IGN, note="no hooks here"),
+    "effort": FieldRule(IGN, note="no effort setting here"),
+    "color": FieldRule(IGN, note="display only"),
+    "initialPrompt": FieldRule(IGN, note="the prompt comes from the caller"),
 }
 
 CLAUDE = Dialect("claude", _FIELDS)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from launcher.config.dialect import Action, Dialect, FieldRule
 
-H, M, I = Action.HONOURED, Action.MAPPED, Action.IGNORED
+H, M, IGN = Action.HONOURED, Action.MAPPED, Action.IGNORED
 
 
 def _honoured(note: str) -> FieldRule:
@@ -25,15 +25,11 @@ _FIELDS: dict[str, FieldRule] = {
     "thinking": _honoured("kept on the agent; providers without a thinking option ignore it"),
     "tools": _honoured("built-ins, *, none, ext:SERVER[/TOOL]"),
     "extensions": _honoured("true, false, or the servers that may start"),
-    "inherit_extensions": FieldRule(
-        M, target="extensions", note="pi's older name of `extensions`"
-    ),
+    "inherit_extensions": FieldRule(M, target="extensions", note="pi's older name of `extensions`"),
     "exclude_extensions": _honoured(
         "servers removed even when an ext: selector names them (a disallowed ext:SERVER)"
     ),
-    "disallowed_tools": _honoured(
-        "always wins; a bare name denies that tool on every server"
-    ),
+    "disallowed_tools": _honoured("always wins; a bare name denies that tool on every server"),
     "isolated": _honoured("built-ins only; no server ever starts"),
     "isolation": _honoured("`worktree`: the run works in a fresh git worktree"),
     "memory": _honoured("project, local or user: memory tools"),
@@ -45,14 +41,14 @@ _FIELDS: dict[str, FieldRule] = {
     "max_depth": _honoured("how deep sub-agents may nest"),
     "enabled": _honoured("false hides the agent (and any agent of that name found later)"),
     "expect": _honoured("expectations for `subagent check`"),
-    "prompt_mode": FieldRule(I, note="there is no parent prompt here: the body is the prompt"),
-    "inherit_context": FieldRule(I, note="a sub-agent here starts from its prompt alone"),
-    "skills": FieldRule(I, note="no skills here"),
-    "inherit_skills": FieldRule(I, note="no skills here"),
-    "color": FieldRule(I, note="display only"),
-    "output_transcript": FieldRule(I, note="every run is recorded in `subagent log`"),
-    "persist_session": FieldRule(I, note="every run is recorded in `subagent log`"),
-    "session_dir": FieldRule(I, note="sessions live in SUBAGENT_HOME"),
+    "prompt_mode": FieldRule(IGN, note="there is no parent prompt here: the body is the prompt"),
+    "inherit_context": FieldRule(IGN, note="a sub-agent here starts from its prompt alone"),
+    "skills": FieldRule(IGN, note="no skills here"),
+    "inherit_skills": FieldRule(IGN, note="no skills here"),
+    "color": FieldRule(IGN, note="display only"),
+    "output_transcript": FieldRule(IGN, note="every run is recorded in `subagent log`"),
+    "persist_session": FieldRule(IGN, note="every run is recorded in `subagent log`"),
+    "session_dir": FieldRule(IGN, note="sessions live in SUBAGENT_HOME"),
 }
 for _key, _rule in list(_FIELDS.items()):
     if _rule.action is H:

@@ -221,14 +221,19 @@ def _unknown_server_warnings(
     warnings = []
     for spec in agents.values():
         where = str(spec.source) if spec.source is not None else "built-in"
+        own = {server.name for server in spec.servers}
         for selector in (*(spec.tools or ()), *spec.disallowed_tools):
-            if selector.kind == "ext" and selector.server not in servers:
+            if (
+                selector.kind == "ext"
+                and selector.server not in servers
+                and selector.server not in own
+            ):
                 warnings.append(
                     f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
                 )
         if isinstance(spec.extensions, tuple):
             for server in spec.extensions:
-                if server not in servers:
+                if server not in servers and server not in own:
                     warnings.append(
                         f"{where}: agent '{spec.name}': extensions entry '{server}' "
                         "names no configured server"

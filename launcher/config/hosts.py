@@ -61,7 +61,10 @@ def _codex(name: str, raw: dict, warnings: list[str]) -> dict | None:
             entry["headers"] = {"Authorization": f"Bearer ${{{raw['bearer_token_env_var']}}}"}
         if isinstance(raw.get("http_headers"), dict):
             entry["headers"] = {**raw["http_headers"], **entry.get("headers", {})}
-    for theirs, ours in (("startup_timeout_sec", "startup_timeout"), ("tool_timeout_sec", "tool_timeout")):
+    for theirs, ours in (
+        ("startup_timeout_sec", "startup_timeout"),
+        ("tool_timeout_sec", "tool_timeout"),
+    ):
         if theirs in raw:
             entry[ours] = raw[theirs]
     for theirs, ours in (("enabled_tools", "enabled_tools"), ("disabled_tools", "disabled_tools")):

@@ -65,7 +65,9 @@ def parse_servers_text(
     text: str, path: Path, env: Mapping[str, str], *, lenient: bool = False
 ) -> tuple[dict[str, ServerSpec], list[str]]:
     """Parse `mcp.json` text; `path` names the file in errors."""
-    servers, warnings, _ = parse_servers_data(parse_json(text, path), text, path, env, lenient=lenient)
+    servers, warnings, _ = parse_servers_data(
+        parse_json(text, path), text, path, env, lenient=lenient
+    )
     return servers, warnings
 
 

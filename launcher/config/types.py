@@ -125,7 +125,6 @@ class ServerSpec:
     raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     secrets: frozenset[str] = field(default_factory=frozenset, compare=False, repr=False)
 
-
     def offers(self, tool: str) -> bool:
         """Whether this server's own config lets `tool` be offered at all."""
         allowed = self.enabled_tools is None or tool in self.enabled_tools
