@@ -33,6 +33,7 @@ from launcher.events import (
 from launcher.secrets import LiveMask, SecretMask, process_secrets
 from launcher.state import new_session_id, private_dir, private_opener
 from launcher.store.spill import fit_result, results_dir
+from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
@@ -104,7 +105,9 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
-        self.registry = ToolRegistry(gate=self._gate, order=tuple(self.servers))
+        self.registry = ToolRegistry(
+            gate=self._gate, order=tuple(self.servers), naming=naming_for(agent.dialect)
+        )
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 

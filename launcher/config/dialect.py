@@ -155,7 +155,10 @@ def _action(rule: FieldRule, value: object) -> Action:
 def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
     reason = rule.note or "cannot be honoured here"
     if rule.values is not None:
-        return f"'{value}' cannot be honoured here, and without it the agent would run wider: refused ({reason})"
+        return (
+            f"'{value}' cannot be honoured here, and without it the agent would run "
+            f"wider: refused ({reason})"
+        )
     return f"{dialect.name} field refused: {reason}"
 
 

@@ -17,6 +17,7 @@ from launcher.config.dialect import Action, Dialect, FieldRule
 from launcher.config.servers import parse_server_entry
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
+from launcher.toolset.naming import CLAUDE_MCP_PREFIX as MCP_PREFIX
 
 H, M, IGN = Action.HONOURED, Action.MAPPED, Action.IGNORED
 
@@ -32,17 +33,6 @@ TOOL_NAMES: Mapping[str, str] = {
 }
 """Claude Code's built-in tool names -> ours. Any other name has no tool here."""
 
-SHOWN_NAMES: Mapping[str, str] = {
-    "read": "Read",
-    "write": "Write",
-    "edit": "Edit",
-    "bash": "Bash",
-    "grep": "Grep",
-    "find": "Glob",
-    "ls": "LS",
-}
-"""Ours -> the name a Claude Code agent's model is offered (toolset/naming.py uses it)."""
-
 MODEL_ALIASES: Mapping[str, str] = {
     "sonnet": "anthropic:claude-sonnet-4-5",
     "opus": "anthropic:claude-opus-4-1",
@@ -51,7 +41,6 @@ MODEL_ALIASES: Mapping[str, str] = {
 """Claude Code's model aliases; `SUBAGENT_MODEL_<ALIAS>` (e.g. SUBAGENT_MODEL_SONNET) overrides."""
 ALIAS_ENV_PREFIX = "SUBAGENT_MODEL_"
 
-MCP_PREFIX = "mcp__"
 _RULE = re.compile(r"^(\w+)\((.*)\)$")
 
 
