@@ -41,7 +41,7 @@ def test_pi_scope_templates_pass_from_each_agent_folder(subagent: Subagent, fold
     home = project.parent / "home"
     home.mkdir()
 
-    run = subagent.run("check", "--json", "--jobs", "2", env={"HOME": str(home)}, timeout=300)
+    run = subagent.run("check", "--json", "--jobs", "4", env={"HOME": str(home)}, timeout=300)
 
     report = run.json()
     failures = {c["name"]: c["failures"] for c in report["checks"] if c["status"] != "passed"}
