@@ -231,5 +231,5 @@ def _toml(text: str, path: Path) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"at line (\d+)", str(exc))
-        line = int(found.group(1)) if found else None
+        line = int(found.group(1)) if found else max(1, len(text.splitlines()))  # at the end
         raise ConfigError(f"invalid TOML: {exc}", path=path, line=line) from exc
