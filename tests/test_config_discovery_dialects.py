@@ -26,7 +26,7 @@ def test_discovery_order_first_definition_wins(tmp_path: Path) -> None:
         home / ".claude/agents",
         home / ".pi/agent/agents",
     ]
-    for rank, folder in enumerate(places):
+    for rank in range(len(places)):
         for later in places[rank:]:
             agent(later / f"a{rank}.md", str(later))
     config = load_config(cwd=cwd, home=home, env={})
