@@ -42,21 +42,16 @@ def test_exclude_extensions_beats_an_ext_selector_and_the_server_never_starts() 
     assert scope.servers_to_start(servers) == []  # type: ignore[arg-type]
 
 
-def test_display_name_thinking_isolation_and_background_are_read() -> None:
-    spec = pi("display_name: Scout\nthinking: high\nisolation: worktree\nrun_in_background: true")
-    assert (spec.display_name, spec.thinking, spec.isolation, spec.background) == (
-        "Scout",
-        "high",
-        "worktree",
-        True,
-    )
+def test_display_name_isolation_and_background_are_read() -> None:
+    spec = pi("display_name: Scout\nisolation: worktree\nrun_in_background: true")
+    assert (spec.display_name, spec.isolation, spec.background) == ("Scout", "worktree", True)
     assert pi("enabled: false").enabled is False
 
 
 def test_pi_fields_with_no_effect_are_listed_and_unknown_ones_warned() -> None:
     warnings: list[str] = []
-    pi("prompt_mode: append\nskills: x\ncolor: red\nexpect_tools_present: read", warnings)
-    assert any(w.endswith("ignored: prompt_mode, skills, color") for w in warnings)
+    pi("prompt_mode: append\nskills: x\nthinking: high\nexpect_tools_present: read", warnings)
+    assert any(w.endswith("ignored: prompt_mode, skills, thinking") for w in warnings)
     assert any("unknown field 'expect_tools_present'" in w for w in warnings)
 
 

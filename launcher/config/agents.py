@@ -259,7 +259,6 @@ def _build_spec(
         expect=expect(),
         dialect=dialect.name,
         display_name=cast(str | None, get("display_name", text)),
-        thinking=cast(str | None, get("thinking", text)),
         isolation=cast(str | None, get("isolation", isolation)),
         background=bool(get("background", flag)),
         enabled=enabled is not False,

@@ -44,6 +44,8 @@ class FieldRule:
     convert: Converter | None = None
     values: Mapping[str, Action] | None = None
     """Value-dependent fields: value -> action; any value not listed is refused."""
+    refusal: str = ""
+    """Why the values not listed are refused (value-dependent fields)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def _action(rule: FieldRule, value: object) -> Action:
 
 
 def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
-    reason = rule.note or "cannot be honoured here"
+    reason = rule.refusal or rule.note or "cannot be honoured here"
     if rule.values is not None:
         return (
             f"'{value}' cannot be honoured here, and without it the agent would run "
@@ -181,5 +183,5 @@ def table_rows(dialect: Dialect) -> list[tuple[str, str, str]]:
             continue
         for value, action in rule.values.items():
             rows.append((f"{key}: {value}", str(action), rule.note))
-        rows.append((f"{key}: (any other)", str(Action.REFUSED), rule.note))
+        rows.append((f"{key}: (any other)", str(Action.REFUSED), rule.refusal or rule.note))
     return rows

@@ -178,8 +178,10 @@ _FIELDS: dict[str, FieldRule] = {
     "permissionMode": FieldRule(
         M,
         None,
-        f"{_NO_PROMPTS}; plan (read-only) and dontAsk would narrow it",
+        _NO_PROMPTS,
         values={"default": IGN, "acceptEdits": IGN, "bypassPermissions": IGN, "auto": IGN},
+        refusal="plan (read-only), dontAsk (deny what is not pre-approved) or a mode unknown "
+        "here would narrow the agent",
     ),
     "maxTurns": FieldRule(M, "max_turns", "turn limit", _max_turns),
     "mcpServers": FieldRule(

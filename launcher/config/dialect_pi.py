@@ -22,7 +22,7 @@ _FIELDS: dict[str, FieldRule] = {
     "description": _honoured("one line for humans and hosts"),
     "display_name": _honoured("shown by `subagent agents` next to the id"),
     "model": _honoured("PROVIDER:MODEL or scripted:PATH (relative to the agent file)"),
-    "thinking": _honoured("kept on the agent; providers without a thinking option ignore it"),
+    "thinking": FieldRule(IGN, note="no model provider here takes a thinking level yet"),
     "tools": _honoured("built-ins, *, none, ext:SERVER[/TOOL]"),
     "extensions": _honoured("true, false, or the servers that may start"),
     "inherit_extensions": FieldRule(M, target="extensions", note="pi's older name of `extensions`"),

@@ -113,7 +113,6 @@ HOSTS: Mapping[str, Host] = {
     "gemini": Host(".gemini/settings.json", "json", "mcpServers", _gemini),
     "opencode": Host(".config/opencode/opencode.json", "json", "mcp", _opencode),
     "cursor": Host(".cursor/mcp.json", "json", "mcpServers", _as_is),
-    "vscode": Host(".vscode/mcp.json", "json", "servers", _as_is),
 }
 """Hosts `--servers-from` knows, with their user-level file under HOME."""
 

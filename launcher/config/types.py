@@ -65,7 +65,6 @@ class AgentSpec:
     dialect: str = "subagent"
     """The file's format (`subagent`, `pi`, `claude`): config/dialect*.py."""
     display_name: str | None = None
-    thinking: str | None = None
     isolation: str | None = None
     """`worktree`: the run works in a fresh git worktree of the workspace's repository."""
     background: bool = False
