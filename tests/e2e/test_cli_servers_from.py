@@ -58,6 +58,6 @@ def test_project_host_files_are_listed_and_a_malformed_one_is_exit_2(
     key = "servers" if name.startswith(".vscode") else "mcpServers"
     path.write_text(json.dumps({key: {"here": stub("lazy")}}))
     assert subagent.run("servers", "--json", env=env).json()["here"]["source"] == str(path)
-    path.write_text('{"%s": {"here": }}' % key)
+    path.write_text('{"' + key + '": {"here": }}')
     broken = subagent.run("servers", env=env)
     assert broken.code == 2 and f"{path}:1:" in broken.stderr
