@@ -206,6 +206,9 @@ def test_out_of_scope_calls_never_reach_a_server_and_model_sees_claude_names(
     events = done.json_lines()
     first = next(e for e in events if e["type"] == "turn_start")
     assert first["tools"] == ["Read", "Bash", "Grep", "Glob", "mcp__github__list_issues"]
+    calls = {e["name"]: (e["server"], e["tool"]) for e in events if e["type"] == "tool_call"}
+    assert calls["mcp__github__list_issues"] == ("github", "list_issues")
+    assert calls["mcp__github__create_issue"] == (None, None)  # not offered: no origin
     results = {e["name"]: e["is_error"] for e in events if e["type"] == "tool_result"}
     assert results == {
         "mcp__github__list_issues": False,
