@@ -198,7 +198,7 @@ def _build_spec(
     def memory(value: object, key: str, line: int) -> str:
         if value not in _MEMORY_SCOPES:
             raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
-        return cast(str, value)
+        return value
 
     def isolation(value: object, key: str, line: int) -> str:
         # An isolation we cannot provide would run the agent in the user's checkout.
