@@ -204,7 +204,7 @@ def _build_spec(
         # An isolation we cannot provide would run the agent in the user's checkout.
         if value not in _ISOLATION_MODES:
             raise error(f"expected one of {', '.join(_ISOLATION_MODES)}, got '{value}'", key, line)
-        return cast(str, value)
+        return value
 
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
