@@ -119,10 +119,6 @@ def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     raise ValueError(f"expected {aliases}, inherit, a claude-* model id or PROVIDER:MODEL")
 
 
-def _max_turns(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
-    return {"max_turns": value}
-
-
 def inline_server(name: str, raw: object, path: Path) -> ServerSpec:
     """An inline `mcpServers` definition as a ServerSpec, `${VAR}` expanded."""
     try:
@@ -183,7 +179,7 @@ _FIELDS: dict[str, FieldRule] = {
         refusal="plan (read-only), dontAsk (deny what is not pre-approved) or a mode unknown "
         "here would narrow the agent",
     ),
-    "maxTurns": FieldRule(M, "max_turns", "turn limit", _max_turns),
+    "maxTurns": FieldRule(M, "max_turns", "turn limit"),
     "mcpServers": FieldRule(
         M,
         "extensions",
