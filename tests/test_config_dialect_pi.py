@@ -71,3 +71,12 @@ def test_bad_enabled_value_names_the_field() -> None:
     with pytest.raises(ConfigError) as info:
         pi("name: a\nenabled: maybe")
     assert (info.value.field, info.value.line) == ("enabled", 3)
+
+
+def test_allowed_subagents_in_pi_spellings() -> None:
+    assert pi("allowed_subagents: none").allowed_subagents == ()
+    assert pi("allowed_subagents: false").allowed_subagents == ()
+    assert pi("allowed_subagents: a, b").allowed_subagents == ("a", "b")
+    with pytest.raises(ConfigError) as info:
+        pi("allowed_subagents: all")
+    assert info.value.field == "allowed_subagents"

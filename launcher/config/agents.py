@@ -206,6 +206,15 @@ def _build_spec(
             raise error(f"expected one of {', '.join(_ISOLATION_MODES)}, got '{value}'", key, line)
         return value
 
+    def subagents(value: object, key: str, line: int) -> tuple[str, ...]:
+        # pi's spellings of "no nesting"; its "any agent" (`all`, `*`, true) would need
+        # every agent found, which a file cannot name here: list them instead.
+        if value is False or value in ("none", "false", ""):
+            return ()
+        if value is True or value in ("all", "*", "true"):
+            raise error("'all' is not supported here: list the agents it may run", key, line)
+        return names(value, key, line)
+
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -250,7 +259,7 @@ def _build_spec(
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),
-        allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", names) or ()),
+        allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", subagents) or ()),
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
         ),
