@@ -23,6 +23,7 @@ from launcher.config.expect import Expectations, parse_expectations
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import (
     DEFAULT_MAX_DEPTH,
+    ISOLATION_MODES,
     AgentSpec,
     MemoryScope,
     Selector,
@@ -38,7 +39,6 @@ _MEMORY_SCOPES: tuple[str, ...] = ("project", "local", "user")
 
 KNOWN_FIELDS: tuple[str, ...] = tuple(PI_FIELDS)
 """Every field of our own format (pi-subagents' frontmatter): config/dialect_pi.py."""
-_ISOLATION_MODES: tuple[str, ...] = ("worktree",)
 
 
 def parse_agent_file(
@@ -202,9 +202,9 @@ def _build_spec(
 
     def isolation(value: object, key: str, line: int) -> str:
         # An isolation we cannot provide would run the agent in the user's checkout.
-        if value not in _ISOLATION_MODES:
-            raise error(f"expected one of {', '.join(_ISOLATION_MODES)}, got '{value}'", key, line)
-        return value
+        if value not in ISOLATION_MODES:
+            raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
+        return str(value)
 
     def subagents(value: object, key: str, line: int) -> tuple[str, ...]:
         # pi's spellings of "no nesting"; its "any agent" (`all`, `*`, true) would need
@@ -263,12 +263,12 @@ def _build_spec(
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
         ),
+        isolation=cast(str | None, get("isolation", isolation)),
         prompt=prompt,
         source=path,
         expect=expect(),
         dialect=dialect.name,
         display_name=cast(str | None, get("display_name", text)),
-        isolation=cast(str | None, get("isolation", isolation)),
         background=bool(get("background", flag)),
         enabled=enabled is not False,
         servers=cast(tuple[ServerSpec, ...], get("inline_servers", servers) or ()),

@@ -27,6 +27,8 @@ ORCHESTRATION_TOOLS: frozenset[str] = frozenset(
 """Tools of `subagent serve`; a sub-agent never gets them (no recursive spawning)."""
 
 MemoryScope = Literal["project", "local", "user"]
+ISOLATION_MODES: tuple[str, ...] = ("worktree",)
+"""Values of an agent's `isolation` (and `--isolation`): `worktree` = a fresh git worktree."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,13 @@ class AgentSpec:
     max_turns: int | None = None
     allowed_subagents: tuple[str, ...] = ()
     max_depth: int = DEFAULT_MAX_DEPTH
+    isolation: str | None = None
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`
     dialect: str = "subagent"
     """The file's format (`subagent`, `pi`, `claude`): config/dialect*.py."""
     display_name: str | None = None
-    isolation: str | None = None
-    """`worktree`: the run works in a fresh git worktree of the workspace's repository."""
     background: bool = False
     """serve's default `background` for this agent."""
     enabled: bool = True
