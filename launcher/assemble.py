@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lock import load_lock
-from launcher.config.types import AgentSpec, Config
+from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.events import EventBus
 from launcher.state import state_home
 
@@ -43,6 +43,12 @@ def resolve_request(config: Config, agent_name: str, ext: Sequence[str]) -> Agen
     agent = resolve_agent(config, agent_name)
     check_ext_names(config, ext)
     return agent
+
+
+def agent_servers(config: Config, agent: AgentSpec) -> dict[str, ServerSpec]:
+    """The servers `agent` may draw on: the configured ones plus those its file defines
+    inline (Claude Code's `mcpServers`), which exist for it alone and win by name."""
+    return {**config.servers, **{spec.name: spec for spec in agent.servers}}
 
 
 def assemble_session(
@@ -77,7 +83,7 @@ def assemble_session(
     home_dir = state_home()
     session = Session(
         agent,
-        config.servers,
+        agent_servers(config, agent),
         ext=ext,
         workspace=workspace.resolve(),
         state_home=home_dir,

@@ -34,6 +34,7 @@ from launcher.events import (
 from launcher.secrets import LiveMask, SecretMask, process_secrets
 from launcher.state import new_session_id, private_dir, private_opener
 from launcher.store.spill import fit_result, results_dir
+from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
@@ -62,6 +63,10 @@ class ServerStatus:
     error: str | None = None
     info: dict[str, str | None] | None = field(default=None, compare=False)
     """The server's own name and version (initialize `serverInfo`), once connected."""
+
+
+SERVER_CONFIG = "off in the server's config"
+"""Muted reason of a tool its server's own config turns off (`disabled_tools`, ...)."""
 
 
 class Session:
@@ -101,7 +106,9 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
-        self.registry = ToolRegistry(gate=self._gate, order=tuple(self.servers))
+        self.registry = ToolRegistry(
+            gate=self._gate, order=tuple(self.servers), naming=naming_for(agent.dialect)
+        )
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -267,6 +274,9 @@ class Session:
     def _gate(self, entry: ToolEntry) -> str | None:
         # A tool its source marked unusable is rejected whatever the scope says.
         reason = entry.problem or self.scope.gate(entry)
+        server = self.servers.get(entry.server) if entry.server is not None else None
+        if reason is None and server is not None and not server.offers(entry.tool):
+            reason = SERVER_CONFIG  # Codex's disabled_tools / enabled_tools, Gemini's
         if reason is not None or self.pin is None:
             return reason
         # The lock judges only what the scope would offer: an unselected tool keeps

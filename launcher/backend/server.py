@@ -142,7 +142,8 @@ class SubagentServer:
             stored = _stored(ref, args.get("agent"))
             agent, resume, model = stored.agent, stored.id, model or stored.model
         config = self._config()
-        resolve_request(config, agent, ext)
+        spec = resolve_request(config, agent, ext)
+        args.setdefault("background", spec.background)  # the agent file's default (issue 24)
         max_turns = args.get("max_turns")
         return self.manager.spawn(
             prompt,

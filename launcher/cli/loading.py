@@ -27,7 +27,10 @@ def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = N
         from launcher.config.expand import referenced_names
         from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
 
-        used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
+        inline = [s for agent in config.agents.values() for s in agent.servers]
+        used = set().union(
+            *(referenced_names(s.raw) for s in [*config.servers.values(), *inline]), set()
+        )
         if not restored or hide_referenced(used):
             # Returns only if nothing is left to hide.
             reexec_hiding(secret_names(os.environ, used))

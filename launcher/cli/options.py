@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +17,25 @@ __all__ = ["load"]
 ConfigDir = Annotated[
     Path | None,
     typer.Option("--config-dir", envvar="SUBAGENT_CONFIG_DIR", help="Hermetic config directory."),
+]
+SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"  # config/hosts.py reads it (not imported: --help)
+
+
+def _export_hosts(value: str | None) -> str | None:
+    """Typer callback: discovery (here, and in serve's and batch's workers) reads the env."""
+    if value:
+        os.environ[SERVERS_FROM_ENV] = value
+    return value
+
+
+ServersFrom = Annotated[
+    str | None,
+    typer.Option(
+        "--servers-from",
+        envvar=SERVERS_FROM_ENV,
+        callback=_export_hosts,
+        help="Also read these hosts' user-level MCP servers: claude,codex,gemini,opencode,...",
+    ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ExtOpt = Annotated[

@@ -21,14 +21,17 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for spec in config.agents.values():
         scope = ToolScope(spec)
+        servers = {**config.servers, **{s.name: s for s in spec.servers}}
         rows.append(
             {
                 "name": spec.name,
                 "description": spec.description,
                 "source": str(spec.source) if spec.source else None,
+                "dialect": spec.dialect if spec.source else "built-in",
+                "display_name": spec.display_name,
                 "model": spec.model,
                 "builtins": list(scope.builtin_names()),
-                "servers": list(scope.servers_to_start(config.servers)),
+                "servers": list(scope.servers_to_start(servers)),
                 "selectors": [s.raw for s in spec.tools or () if s.kind in ("ext", "name")],
                 "disallowed_tools": [s.raw for s in spec.disallowed_tools],
                 "isolated": spec.isolated,
@@ -38,6 +41,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
                 "isolation": spec.isolation,
+                "background": spec.background,
             }
         )
     for name, error in config.broken_agents.items():

@@ -65,6 +65,14 @@ class AgentSpec:
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`
+    dialect: str = "subagent"
+    """The file's format (`subagent`, `pi`, `claude`): config/dialect*.py."""
+    display_name: str | None = None
+    background: bool = False
+    """serve's default `background` for this agent."""
+    enabled: bool = True
+    servers: tuple[ServerSpec, ...] = ()
+    """Servers defined inline in the agent file (Claude Code's `mcpServers`): its own."""
 
 
 @dataclass(frozen=True)
@@ -109,9 +117,18 @@ class ServerSpec:
     tool_timeout: float = 60.0
     required: bool = False
     max_result_bytes: int = 64 * 1024
+    enabled_tools: tuple[str, ...] | None = None
+    """Only these of the server's tools may ever be offered (Codex, Gemini); None = all."""
+    disabled_tools: tuple[str, ...] = ()
+    """The server's tools never offered, whatever selects them (Codex, Gemini)."""
     source: Path | None = None
     raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     secrets: frozenset[str] = field(default_factory=frozenset, compare=False, repr=False)
+
+    def offers(self, tool: str) -> bool:
+        """Whether this server's own config lets `tool` be offered at all."""
+        allowed = self.enabled_tools is None or tool in self.enabled_tools
+        return allowed and tool not in self.disabled_tools
 
 
 @dataclass(frozen=True)
