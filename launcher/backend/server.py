@@ -131,7 +131,7 @@ class SubagentServer:
 
         schema = catalog.tool_schema("spawn_subagent")
         assert schema is not None
-        args = check_arguments("spawn_subagent", schema, args)
+        host_args, args = args, check_arguments("spawn_subagent", schema, args)
         prompt = str(args["prompt"])
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
@@ -143,7 +143,9 @@ class SubagentServer:
             agent, resume, model = stored.agent, stored.id, model or stored.model
         config = self._config()
         spec = resolve_request(config, agent, ext)
-        args.setdefault("background", spec.background)  # the agent file's default (issue 24)
+        if args.get("background") is None:
+            # The agent file's default, seen by the caller that decides how to answer.
+            host_args["background"] = spec.background
         max_turns = args.get("max_turns")
         return self.manager.spawn(
             prompt,
