@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +45,26 @@ class Selector:
     raw: str = ""
 
 
+class SandboxMode(StrEnum):
+    """How the agent's built-in tools' processes are confined (`sandbox:`, `--sandbox`)."""
+
+    ON = "on"
+    """Confined where the OS offers a mechanism; said once and run unconfined elsewhere."""
+    OFF = "off"
+    REQUIRED = "required"
+    """Confined, or the run refuses to start."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """An agent's `sandbox:` field: the mode, the network, extra paths never read."""
+
+    mode: SandboxMode = SandboxMode.ON
+    network: bool = False
+    deny_read: tuple[str, ...] = ()
+    """Added to the built-in deny list; `~/` is the user's home."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """An agent definition: frontmatter fields plus the body as system prompt."""
@@ -62,6 +83,7 @@ class AgentSpec:
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`
+    sandbox: SandboxSettings = SandboxSettings()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""The sandbox every process a built-in tool starts runs in (today: the bash tool's).
+
+`ShellSandbox` is one session's: the agent's `sandbox:` mode, the policy (policy.py),
+and a confined starter (spawner.py, or sandbox-exec on macOS). How the policy is
+enforced lives in apply.py alone. `SUBAGENT_BASH_SANDBOX=1`, the older switch, now
+means `required` for every agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.procs import cgroup
+from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
+from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
+from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
+
+__all__ = [
+    "LEGACY_VAR",
+    "MECHANISM_VAR",
+    "ConfinedProcess",
+    "SandboxPolicy",
+    "ShellSandbox",
+    "effective_mode",
+    "mechanism_problem",
+    "unavailable_line",
+]
+
+LEGACY_VAR = "SUBAGENT_BASH_SANDBOX"
+"""`1` (or `true`, `yes`): every agent's sandbox is `required` (was: namespaces via unshare)."""
+
+
+def effective_mode(
+    settings: SandboxSettings,
+    override: SandboxMode | None = None,
+    env: Mapping[str, str] | None = None,
+) -> SandboxMode:
+    """The mode a run uses: `--sandbox` over the agent's field; the legacy switch over both."""
+    env = os.environ if env is None else env
+    if env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes"):
+        return SandboxMode.REQUIRED
+    return override or settings.mode
+
+
+def unavailable_line(problem: str) -> str:
+    """What a run says, once, when it cannot confine its shell."""
+    return f"sandbox: unavailable ({problem})"
+
+
+class ShellSandbox:
+    """One session's confinement of the processes its built-in tools start."""
+
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        *,
+        workspace: Path,
+        state_home: Path,
+        home: Path,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.mode = effective_mode(settings, env=env)
+        self.problem = None if self.mode is SandboxMode.OFF else mechanism_problem(env)
+        self._where = (workspace, state_home, home)
+        self._lock = threading.Lock()
+        self._spawner: ConfinedSpawner | None = None
+        self._tmp: Path | None = None
+
+    @property
+    def confined(self) -> bool:
+        """Whether commands run confined (the mode asks for it and the OS can)."""
+        return self.mode is not SandboxMode.OFF and self.problem is None
+
+    @property
+    def refuses(self) -> bool:
+        """Whether every command must be refused: `required`, and no mechanism."""
+        return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    def policy(self) -> SandboxPolicy:
+        """This session's policy (creates its private temporary directory)."""
+        workspace, state_home, home = self._where
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="subagent-tmp-"))
+        return build_policy(
+            self.settings, workspace=workspace, state_home=state_home, home=home, tmp=self._tmp
+        )
+
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The command's environment: its temporary directory is the private one."""
+        if not self.confined:
+            return base
+        self.policy()
+        return {**base, "TMPDIR": str(self._tmp)}
+
+    async def spawn(self, argv: list[str], **kwargs: Any) -> Any:
+        """Start `argv` confined, leading its own process group (kwargs as for Popen)."""
+        if sys.platform == "darwin":
+            from launcher.procs.group import spawn_group
+
+            return await spawn_group(macos_argv(self.policy(), argv), **kwargs)
+        popen = await anyio.to_thread.run_sync(self._popen, argv, kwargs)
+        return ConfinedProcess(popen)
+
+    def _popen(self, argv: list[str], kwargs: dict[str, Any]) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._spawner is None:
+                policy = self.policy()
+                if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
+                    # The command joins the session's cgroup before it runs: that one write.
+                    policy = policy.with_writable_file(Path(argv[3]))
+                self._spawner = ConfinedSpawner(policy)
+            spawner = self._spawner
+        return spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
+
+    def close(self) -> None:
+        """End the confined thread and remove the private temporary directory."""
+        with self._lock:
+            spawner, self._spawner = self._spawner, None
+            tmp, self._tmp = self._tmp, None
+        if spawner is not None:
+            spawner.close()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
