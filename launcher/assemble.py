@@ -63,11 +63,14 @@ def assemble_session(
     With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
-    `session_id` continues a stored session (a resume).
+    `session_id` continues a stored session (a resume). A `required` sandbox the OS
+    cannot give raises RunError here, before anything starts.
     """
     from launcher.session import Session
+    from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
+    check_start(agent.name, agent.sandbox)
     pin = None
     if lock and config.lock_path is not None:
         found = load_lock(config.lock_path)

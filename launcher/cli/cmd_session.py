@@ -13,6 +13,7 @@ from launcher.cli.options import (
     ExtOpt,
     JsonFlag,
     NoLock,
+    SandboxOpt,
     Verbose,
     Workspace,
     check_settle,
@@ -33,6 +34,7 @@ def tools(
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Start a session, wait for its servers, print the tool set, end the session."""
 
@@ -72,6 +74,7 @@ def spawn(
         str | None,
         typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
     ] = None,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
 
@@ -142,6 +145,7 @@ def serve(
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
     no_lock: NoLock = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
 

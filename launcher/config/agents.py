@@ -17,8 +17,15 @@ from typing import cast
 import yaml
 
 from launcher.config.expect import Expectations, parse_expectations
+from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
-from launcher.config.types import DEFAULT_MAX_DEPTH, AgentSpec, MemoryScope, Selector
+from launcher.config.types import (
+    DEFAULT_MAX_DEPTH,
+    AgentSpec,
+    MemoryScope,
+    SandboxSettings,
+    Selector,
+)
 from launcher.errors import ConfigError
 
 _FENCE = "---"
@@ -40,6 +47,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "allowed_subagents",
     "max_depth",
     "expect",
+    "sandbox",
 )
 
 
@@ -228,6 +236,9 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
         )[0]
 
+    def sandbox(value: object, key: str, line: int) -> SandboxSettings:
+        return parse_sandbox(value, path=path, line=line)
+
     extensions_value = get("extensions", extensions)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
@@ -249,4 +260,5 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         prompt=prompt,
         source=path,
         expect=expect(),
+        sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)) or SandboxSettings(),
     )

@@ -20,7 +20,9 @@ from typing import Any
 
 import anyio
 
+from launcher.config.sandbox_field import parse_mode
 from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.errors import ConfigError
 from launcher.procs import cgroup
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
@@ -29,9 +31,12 @@ from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 __all__ = [
     "LEGACY_VAR",
     "MECHANISM_VAR",
+    "OVERRIDE_VAR",
     "ConfinedProcess",
     "SandboxPolicy",
     "ShellSandbox",
+    "check_start",
+    "describe",
     "effective_mode",
     "mechanism_problem",
     "unavailable_line",
@@ -41,16 +46,22 @@ LEGACY_VAR = "SUBAGENT_BASH_SANDBOX"
 """`1` (or `true`, `yes`): every agent's sandbox is `required` (was: namespaces via unshare)."""
 
 
-def effective_mode(
-    settings: SandboxSettings,
-    override: SandboxMode | None = None,
-    env: Mapping[str, str] | None = None,
-) -> SandboxMode:
+OVERRIDE_VAR = "SUBAGENT_SANDBOX"
+"""`on`, `off` or `required` for every agent of the run (and its workers): `--sandbox`."""
+
+
+def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = None) -> SandboxMode:
     """The mode a run uses: `--sandbox` over the agent's field; the legacy switch over both."""
     env = os.environ if env is None else env
     if env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes"):
         return SandboxMode.REQUIRED
-    return override or settings.mode
+    raw = env.get(OVERRIDE_VAR, "").strip()
+    if not raw:
+        return settings.mode
+    mode = parse_mode(raw)
+    if mode is None:
+        raise ConfigError(f"{OVERRIDE_VAR}={raw!r}: expected on, off or required")
+    return mode
 
 
 def unavailable_line(problem: str) -> str:
@@ -133,3 +144,36 @@ class ShellSandbox:
             spawner.close()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+_said: set[str] = set()
+
+
+def check_start(
+    agent: str, settings: SandboxSettings, env: Mapping[str, str] | None = None
+) -> None:
+    """Before a session starts: RunError for a `required` sandbox the OS cannot give;
+    for `on`, the run says `sandbox: unavailable (reason)` once on stderr and goes on."""
+    from launcher.errors import RunError
+
+    mode = effective_mode(settings, env=env)
+    problem = None if mode is SandboxMode.OFF else mechanism_problem(env)
+    if problem is None:
+        return
+    if mode is SandboxMode.REQUIRED:
+        raise RunError(f"agent '{agent}': {unavailable_line(problem)}, and its sandbox is required")
+    if problem not in _said:
+        _said.add(problem)
+        sys.stderr.write(f"subagent: {unavailable_line(problem)}; bash runs unconfined\n")
+
+
+def describe(settings: SandboxSettings, env: Mapping[str, str] | None = None) -> dict[str, object]:
+    """An agent's sandbox as `agents --json` shows it: the mode in force, and whether the
+    OS can give it (`unavailable`: the reason, or null)."""
+    mode = effective_mode(settings, env=env)
+    return {
+        "mode": str(mode),
+        "network": settings.network,
+        "deny_read": list(settings.deny_read),
+        "unavailable": None if mode is SandboxMode.OFF else mechanism_problem(env),
+    }

@@ -1,9 +1,9 @@
 """The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
 
 Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
-seccomp filter (no sockets without network; never root's ways past Landlock) on the calling thread; every process that thread starts
-inherits both and can never shed them. macOS: `sandbox-exec` with a generated profile
-(not tested here). Elsewhere: no mechanism.
+seccomp filter (no sockets without network; never root's ways past Landlock) on the
+calling thread; every process that thread starts inherits both and can never shed
+them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
 
 `SUBAGENT_SANDBOX_MECHANISM=none` makes this machine look like one without a mechanism
 (to try `sandbox: required` and the "unavailable" path); `auto` (the default) probes.
@@ -52,9 +52,9 @@ def _probe_linux() -> str | None:
     abi = landlock.abi_version()
     if abi < landlock.MIN_ABI:
         return (
-            f"Landlock ABI {abi} (needs {landlock.MIN_ABI}, Linux 6.2+ with landlock in the LSM list)"
+            f"Landlock ABI {abi}, needs {landlock.MIN_ABI} (Linux 6.2+)"
             if abi
-            else "Landlock is not enabled in this kernel (or a container's seccomp profile hides it)"
+            else "Landlock is not enabled in this kernel, or a seccomp profile hides it"
         )
     arch = seccomp.supported()
     if arch is not None:

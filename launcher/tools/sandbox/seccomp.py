@@ -5,7 +5,8 @@ Always refused with EACCES: the calls with which root reaches past Landlock — 
 handle, no path to judge) — and `io_uring_setup()` (its operations bypass the filter).
 Without network, also refused: `socket()` of every family (IP, UNIX, netlink, packet...),
 `socketpair()` other than a connected stream pair (a datagram pair could send to any
-UNIX socket by path), `connect()` and `pidfd_getfd()`; a system call of another ABI (32-bit, x32) is refused too.
+UNIX socket by path), `connect()` and `pidfd_getfd()`; a system call of another ABI
+(32-bit, x32) is refused too.
 A stream `socketpair()` stays: it reaches nothing outside the process tree.
 """
 
