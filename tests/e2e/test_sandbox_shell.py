@@ -161,9 +161,7 @@ def test_required_without_a_mechanism_refuses_to_start(
 
 def test_on_without_a_mechanism_says_so_once_and_runs(tmp_path: Path) -> None:
     p = plant(tmp_path)
-    run = run_commands(
-        p, ["touch one", "touch two"], env={"SUBAGENT_SANDBOX_MECHANISM": "none"}
-    )
+    run = run_commands(p, ["touch one", "touch two"], env={"SUBAGENT_SANDBOX_MECHANISM": "none"})
     assert run.code == 0, run.stderr
     assert run.stderr.count("sandbox: unavailable (SUBAGENT_SANDBOX_MECHANISM=none)") == 1
     assert (p.workspace / "one").exists() and (p.workspace / "two").exists()
