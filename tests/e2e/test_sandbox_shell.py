@@ -73,11 +73,14 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
         _py("print(6 * 7)"),
         "ls /usr",
         'f=$(mktemp) && echo tmp > "$f" && cat "$f"',
+        _py(
+            "import concurrent.futures as f; print(sum(f.ProcessPoolExecutor(2).map(abs, [1, 2])))"
+        ),
     ]
     run = run_commands(p, commands)
     assert run.code == 0, run.stderr
     out = results(run)
-    assert [r["is_error"] for r in out] == [True] * 5 + [False] * 5, out
+    assert [r["is_error"] for r in out] == [True] * 5 + [False] * 6, out
     assert list(out_dir.iterdir()) == [p.outside / "up"] or list(out_dir.iterdir()) == []
     assert not (p.home / "new-in-home").exists()
     assert (p.workspace / "inside.txt").read_text() == "inside\n"
@@ -85,6 +88,7 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     assert str(out[7]["content"]).strip() == "42"
     assert "bin" in str(out[8]["content"])
     assert str(out[9]["content"]).strip() == "tmp"
+    assert str(out[10]["content"]).strip() == "3"  # multiprocessing: /dev/shm
 
 
 @needs_mechanism

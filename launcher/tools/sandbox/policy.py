@@ -45,6 +45,9 @@ DEVICE_FILES: tuple[str, ...] = (
 )
 """The devices a shell uses; the rest of /dev (raw disks: root could read a denied file's
 blocks there) is denied."""
+SHARED_MEMORY = Path("/dev/shm")
+"""POSIX semaphores and shared memory live here: without it Python's multiprocessing (and
+so ProcessPoolExecutor) cannot start. Shared with the user's other processes."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,10 @@ def build_policy(
     """The policy for one session: its workspace and private `tmp` writable, secrets denied."""
     return SandboxPolicy(
         deny_read=denied_paths(state_home, home, settings.deny_read),
-        writable=(Path(os.path.realpath(workspace)), Path(os.path.realpath(tmp))),
+        writable=(
+            Path(os.path.realpath(workspace)),
+            Path(os.path.realpath(tmp)),
+            *([SHARED_MEMORY] if SHARED_MEMORY.is_dir() else []),
+        ),
         network=settings.network,
     )
