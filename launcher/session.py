@@ -294,11 +294,10 @@ class Session:
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries
         from launcher.tools.delegate import delegate_entry
+        from launcher.tools.sandbox import ShellSandbox
 
         wanted = self.scope.builtin_names()
         names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
-        from launcher.tools.sandbox import ShellSandbox
-
         self._sandbox = ShellSandbox(
             self.agent.sandbox, workspace=self.workspace, state_home=self.state_home, home=self.home
         )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
     # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.config.sandbox_field import agent_sandbox
     from launcher.tools.sandbox import describe
     from launcher.toolset.scope import ToolScope
 
@@ -38,7 +39,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
-                "sandbox": describe(spec.sandbox),
+                "sandbox": describe(agent_sandbox(spec, config.sandbox)),
             }
         )
     for name, error in config.broken_agents.items():

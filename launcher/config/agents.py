@@ -260,5 +260,5 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         prompt=prompt,
         source=path,
         expect=expect(),
-        sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)) or SandboxSettings(),
+        sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)),
     )

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from launcher.config.agents import parse_agent_file, parse_agent_text
 from launcher.config.lock import lock_path
+from launcher.config.sandbox_field import read_config_default
 from launcher.config.servers import load_servers
-from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
@@ -31,6 +32,7 @@ class _Collector:
     servers: dict[str, ServerSpec] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sandbox: SandboxSettings | None = None
 
     def add_agent_dir(self, directory: Path) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -58,6 +60,8 @@ class _Collector:
         if not _present(path, stat.S_ISREG, "a regular file"):
             return
         servers, warnings = load_servers(path, env, lenient=lenient)
+        if not lenient and self.sandbox is None:
+            self.sandbox = read_config_default(path)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -79,6 +83,7 @@ class _Collector:
             servers=self.servers,
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
             broken_agents=self.broken,
+            sandbox=self.sandbox,
         )
 
 

@@ -1,11 +1,13 @@
 """The agent field `sandbox:` (and `--sandbox`): `on`, `off`, `required`, or a mapping
-`{mode: ..., network: true, deny_read: [~/.secrets, /srv/keys]}`."""
+`{mode: ..., network: true, deny_read: [~/.secrets, /srv/keys]}`; the same value as
+`"sandbox"` in a config's `mcp.json` is the default of agents that omit the field."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.config.types import AgentSpec, SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
 
 KEYS = ("mode", "network", "deny_read")
@@ -51,3 +53,22 @@ def parse_sandbox(value: object, *, path: Path, line: int) -> SandboxSettings:
         if not (item.startswith("/") or item == "~" or item.startswith("~/")):
             raise error(f"deny_read: '{item}' must be absolute or start with ~/")
     return SandboxSettings(settings.mode, network, tuple(i.strip() for i in items))
+
+
+def read_config_default(path: Path) -> SandboxSettings | None:
+    """The `"sandbox"` entry of a config's `mcp.json` (the default of agents that omit the
+    field), or None; the file's syntax was already checked by the servers' reader."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or "sandbox" not in data:
+        return None
+    text = path.read_text(encoding="utf-8")
+    line = next((n for n, ln in enumerate(text.splitlines(), 1) if '"sandbox"' in ln), 1)
+    return parse_sandbox(data["sandbox"], path=path, line=line)
+
+
+def agent_sandbox(agent: AgentSpec, default: SandboxSettings | None) -> SandboxSettings:
+    """An agent's sandbox: its own field, else the config's default, else `on`."""
+    return agent.sandbox or default or SandboxSettings()

@@ -62,7 +62,7 @@ def parse_servers_text(
             field="mcpServers",
         )
     for key in data:
-        if key != "mcpServers":
+        if key not in ("mcpServers", "sandbox"):  # `sandbox`: config/sandbox_field.py
             warnings.append(f"{path}: unknown top-level field '{key}' ignored")
     parser = _ServerParser(path, text, env, warnings)
     servers: dict[str, ServerSpec] = {}

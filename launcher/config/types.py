@@ -83,7 +83,8 @@ class AgentSpec:
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`
-    sandbox: SandboxSettings = SandboxSettings()
+    sandbox: SandboxSettings | None = None
+    """None: the field is omitted (the config's default, else `on`, applies)."""
 
 
 @dataclass(frozen=True)
@@ -143,3 +144,5 @@ class Config:
     broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text
     lock_path: Path | None = None
     """Where `subagent.lock.json` is or would be (config/lock.py `lock_path`)."""
+    sandbox: SandboxSettings | None = None
+    """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""

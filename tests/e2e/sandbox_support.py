@@ -57,9 +57,14 @@ def run_commands(
     sandbox: str | None = None,
     args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    config_default: dict[str, object] | None = None,
 ) -> SpawnRun:
-    """One `spawn` of the shell agent: each command is one bash call, one turn each."""
+    """One `spawn` of the shell agent: each command is one bash call, one turn each;
+    `config_default` is the `"sandbox"` entry of the config's mcp.json."""
     config = write_config(planted.root / "cfg", {}, {"shell": shell_agent(sandbox)})
+    if config_default is not None:
+        mcp = {"mcpServers": {}, "sandbox": config_default}
+        (config / "mcp.json").write_text(json.dumps(mcp))
     steps: list[dict[str, object]] = [
         {"call": [{"tool": "bash", "args": {"command": c}}]} for c in commands
     ]

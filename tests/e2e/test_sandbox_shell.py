@@ -126,6 +126,22 @@ def test_network_true_lets_the_shell_connect(tmp_path: Path) -> None:
     assert out[1]["is_error"]  # the network, not the files
 
 
+@needs_mechanism
+@pytest.mark.parametrize(
+    ("field", "reaches"), [(None, True), ("on", False)], ids=["omitted", "own"]
+)
+def test_config_default_applies_to_agents_that_omit_the_field(
+    tmp_path: Path, field: str | None, reaches: bool
+) -> None:
+    p = plant(tmp_path)
+    with listeners(p.outside) as (port, _sock, tcp, _unix):
+        tcp_py = _py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 5)")
+        run = run_commands(p, [tcp_py], sandbox=field, config_default={"network": True})
+        assert run.code == 0, run.stderr
+        assert connected(tcp) is reaches
+    assert results(run)[0]["is_error"] is not reaches
+
+
 def test_sandbox_off_is_the_unconfined_shell(tmp_path: Path) -> None:
     p = plant(tmp_path)
     with listeners(p.outside) as (port, _sock, tcp, _unix):

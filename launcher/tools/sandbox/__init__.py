@@ -74,14 +74,15 @@ class ShellSandbox:
 
     def __init__(
         self,
-        settings: SandboxSettings,
+        settings: SandboxSettings | None,
         *,
         workspace: Path,
         state_home: Path,
         home: Path,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.settings = settings
+        # None: the agent omitted the field and no config default was applied (`on`).
+        self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
         self.problem = None if self.mode is SandboxMode.OFF else mechanism_problem(env)
         self._where = (workspace, state_home, home)
