@@ -43,6 +43,8 @@ def test_secrets_stay_unread_in_every_form(tmp_path: Path) -> None:
         f"cat {p.home}/.ssh/id_ed25519",
         "cat ~/.ssh/id_*",
         f"cp {token} stolen.json",
+        f"ln {token} linked.json && cat linked.json",
+        f"cat /proc/self/root{token}",
     ]
     run = run_commands(p, commands)
     assert run.code == 0, run.stderr

@@ -124,7 +124,7 @@ def restrict_thread(policy: SandboxPolicy) -> None:
 
 
 def _add(ruleset: int, path: Path, access: int) -> None:
-    """One rule; a path that is gone, a symlink or unopenable is skipped (nothing granted)."""
+    """One rule; a path that is gone, a symlink, unopenable or refused is skipped."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -136,7 +136,8 @@ def _add(ruleset: int, path: Path, access: int) -> None:
         if not stat.S_ISDIR(mode):
             access &= FILE_ACCESS
         rule = _PathBeneath(access, fd)
-        _check(_syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0), "rule")
+        # A rule the kernel refuses grants nothing: the sandbox only gets narrower.
+        _syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0)
     finally:
         os.close(fd)
 
