@@ -164,3 +164,43 @@ def _helper_as_nobody(tmp_path: Path) -> None:
 def _env() -> dict[str, str]:
     root = Path(__file__).resolve().parents[1]
     return {"PATH": os.environ["PATH"], "PYTHONPATH": str(root), "HOME": "/nonexistent"}
+
+
+@pytest.fixture
+def other() -> Iterator[subprocess.Popen[bytes]]:
+    """Another process of the user, with a secret in its environment."""
+    process = subprocess.Popen(["sleep", "60"], env={"SECRET_X": "abc"})
+    yield process
+    process.kill()
+    process.wait()
+
+
+@needs_mechanism
+async def test_legacy_switch_adds_namespaces_on_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: subprocess.Popen[bytes]
+) -> None:
+    """`SUBAGENT_BASH_SANDBOX=1` keeps what it gave (no other process visible, no network)
+    and adds the files' confinement."""
+    monkeypatch.setenv("SUBAGENT_BASH_SANDBOX", "1")
+    if sandbox.namespaces.namespaces_problem() is not None:
+        pytest.skip(f"no user namespaces here: {sandbox.namespaces.namespaces_problem()}")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "st").mkdir()
+    (tmp_path / "st" / "token").write_text("TOKEN")
+    box = ShellSandbox(
+        SandboxSettings(), workspace=tmp_path / "ws", state_home=tmp_path / "st", home=tmp_path
+    )
+    command = (
+        f"test -e /proc/{other.pid}/environ && echo other-visible; "
+        f"cat {tmp_path}/st/token; echo x > {tmp_path}/out; echo ok > inside; "
+        "echo devices: $(tail -n +3 /proc/net/dev | cut -d: -f1)"
+    )
+    try:
+        result = await run_bash(command, tmp_path / "ws", 60.0, 10_000, sandbox=box)
+    finally:
+        box.close()
+    assert "other-visible" not in result.content, result.content
+    assert "TOKEN" not in result.content and "Permission denied" in result.content
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "ws" / "inside").read_text() == "ok\n"
+    assert result.content.splitlines()[-1].split() == ["devices:", "lo"]

@@ -24,7 +24,9 @@ from launcher.config.sandbox_field import parse_mode
 from launcher.config.types import SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
 from launcher.procs import cgroup
+from launcher.tools.sandbox import namespaces
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
+from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 
@@ -43,7 +45,11 @@ __all__ = [
 ]
 
 LEGACY_VAR = "SUBAGENT_BASH_SANDBOX"
-"""`1` (or `true`, `yes`): every agent's sandbox is `required` (was: namespaces via unshare)."""
+"""`1` (or `true`, `yes`): every agent's sandbox is `required`, with namespaces on top."""
+
+
+def _legacy(env: Mapping[str, str]) -> bool:
+    return env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes")
 
 
 OVERRIDE_VAR = "SUBAGENT_SANDBOX"
@@ -53,7 +59,7 @@ OVERRIDE_VAR = "SUBAGENT_SANDBOX"
 def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = None) -> SandboxMode:
     """The mode a run uses: `--sandbox` over the agent's field; the legacy switch over both."""
     env = os.environ if env is None else env
-    if env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes"):
+    if _legacy(env):
         return SandboxMode.REQUIRED
     raw = env.get(OVERRIDE_VAR, "").strip()
     if not raw:
@@ -85,6 +91,9 @@ class ShellSandbox:
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
         self.problem = None if self.mode is SandboxMode.OFF else mechanism_problem(env)
+        self.namespaces = _legacy(os.environ if env is None else env)
+        if self.problem is None and self.namespaces:
+            self.problem = namespaces_problem()
         self._where = (workspace, state_home, home)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
@@ -118,10 +127,11 @@ class ShellSandbox:
 
     async def spawn(self, argv: list[str], **kwargs: Any) -> Any:
         """Start `argv` confined, leading its own process group (kwargs as for Popen)."""
-        if sys.platform == "darwin":
+        if sys.platform == "darwin" or self.namespaces:
             from launcher.procs.group import spawn_group
 
-            return await spawn_group(macos_argv(self.policy(), argv), **kwargs)
+            wrapped = macos_argv if sys.platform == "darwin" else namespaces.wrap
+            return await spawn_group(wrapped(argv, self.policy()), **kwargs)
         popen = await anyio.to_thread.run_sync(self._popen, argv, kwargs)
         return ConfinedProcess(popen)
 
@@ -157,8 +167,11 @@ def check_start(
     for `on`, the run says `sandbox: unavailable (reason)` once on stderr and goes on."""
     from launcher.errors import RunError
 
+    env = os.environ if env is None else env
     mode = effective_mode(settings, env=env)
     problem = None if mode is SandboxMode.OFF else mechanism_problem(env)
+    if problem is None and _legacy(env):
+        problem = namespaces_problem()
     if problem is None:
         return
     if mode is SandboxMode.REQUIRED:

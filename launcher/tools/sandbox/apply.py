@@ -92,6 +92,6 @@ def macos_profile(policy: SandboxPolicy) -> str:
     return "\n".join(lines)
 
 
-def macos_argv(policy: SandboxPolicy, argv: list[str]) -> list[str]:
+def macos_argv(argv: list[str], policy: SandboxPolicy) -> list[str]:
     """`argv` under sandbox-exec with the policy's profile (macOS; not tested here)."""
     return [SANDBOX_EXEC, "-p", macos_profile(policy), *argv]

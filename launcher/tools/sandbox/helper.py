@@ -1,23 +1,48 @@
 """The confinement as a standalone helper: confine this process, then exec the command.
 
-    python -m launcher.tools.sandbox.helper POLICY.json -- COMMAND [ARG]...
+    python -I -S .../launcher/tools/sandbox/helper.py POLICY -- COMMAND [ARG]...
 
-POLICY.json holds `SandboxPolicy.to_json()`. The session does not use it (a confined
-thread is cheaper per command, see spawner.py); it is here for running one command by
-hand the way the model's shell runs, and for checking the confinement as another user.
+POLICY is `SandboxPolicy.to_json()` as a JSON string or a file holding it. Run by path
+it imports nothing of the package but landlock.py and seccomp.py (tens of milliseconds,
+not the package's start-up). Sessions use it only under `SUBAGENT_BASH_SANDBOX=1`, behind
+`unshare` (namespaces.py), where the confined thread cannot be the parent; it is also the
+way to run one command by hand as the model's shell runs, or as another user.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
-from launcher.tools.sandbox.apply import confine_current_thread
-from launcher.tools.sandbox.policy import SandboxPolicy
+USAGE = "usage: helper.py POLICY -- COMMAND [ARG]..."
 
-USAGE = "usage: python -m launcher.tools.sandbox.helper POLICY.json -- COMMAND [ARG]..."
+
+def _sibling(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        f"_sandbox_{name}", Path(__file__).with_name(f"{name}.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _policy(raw: str) -> SimpleNamespace:
+    data = json.loads(raw if raw.lstrip().startswith("{") else Path(raw).read_text())
+
+    def paths(key: str) -> tuple[Path, ...]:
+        return tuple(Path(str(p)) for p in data.get(key, []))
+
+    return SimpleNamespace(
+        deny_read=paths("deny_read"),
+        writable=paths("writable"),
+        writable_files=paths("writable_files"),
+        network=bool(data.get("network")),
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -26,12 +51,14 @@ def main(argv: list[str]) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     try:
-        policy = SandboxPolicy.from_json(json.loads(Path(argv[0]).read_text()))
-    except (OSError, ValueError, AssertionError) as exc:
-        print(f"sandbox helper: cannot read policy {argv[0]}: {exc}", file=sys.stderr)
+        policy = _policy(argv[0])
+    except (OSError, ValueError, AttributeError) as exc:
+        print(f"sandbox helper: cannot read the policy: {exc}", file=sys.stderr)
         return 2
     try:
-        confine_current_thread(policy)  # the only thread: the whole process
+        # The process has one thread: confining it confines the process.
+        _sibling("landlock").restrict_thread(policy)
+        _sibling("seccomp").filter_thread(policy.network)
     except OSError as exc:
         print(f"sandbox: unavailable ({exc})", file=sys.stderr)
         return 1

@@ -15,8 +15,10 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from launcher.tools.sandbox.policy import SandboxPolicy
+if TYPE_CHECKING:  # at run time any object with the fields will do (the lean helper's)
+    from launcher.tools.sandbox.policy import SandboxPolicy
 
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445
@@ -154,7 +156,9 @@ def _beneath(path: str, top: str) -> bool:
 def _grant_tree(ruleset: int, top: str, access: int, denied: list[str]) -> None:
     # Strings, not Paths: this walks every entry of each directory on the way to a denied
     # path once per session, and pathlib's `parents` made it ten times slower.
-    inside = [d for d in denied if _beneath(d, top)]
+    # A denied path that does not exist has no inode to keep: carving around it would only
+    # take rights from its parents.
+    inside = [d for d in denied if _beneath(d, top) and os.path.lexists(d)]
     if top in inside:
         return
     if not inside:
