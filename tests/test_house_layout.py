@@ -19,6 +19,7 @@ LEAVES = (
     "procs",
     "secrets",
     "state",
+    "flock",
     "toolset.types",
     "toolset.naming",
 )

@@ -210,7 +210,7 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
     def memory(value: object, key: str, line: int) -> str:
         if value not in _MEMORY_SCOPES:
             raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
-        return cast(str, value)
+        return value
 
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value

@@ -35,8 +35,10 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     """One input line as a BatchTask, or why it is not one."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return BadLine(line, f"not JSON ({exc.msg})")
+    except ValueError as exc:  # e.g. a lone surrogate that is not UTF-8
+        return BadLine(line, f"not JSON ({exc})")
     if not isinstance(data, dict):
         return BadLine(line, "not a JSON object")
     unknown = sorted(set(data) - FIELDS)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import Subagent, processes_mentioning
+from tests.e2e.conftest import Subagent, parse_events, processes_mentioning
 
 
 def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = frozenset()) -> Path:
@@ -23,7 +23,7 @@ def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = fro
 
 
 def results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return parse_events(path.read_text())
 
 
 def session_spans(subagent: Subagent) -> list[tuple[float, float]]:
