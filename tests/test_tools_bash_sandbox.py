@@ -204,3 +204,44 @@ async def test_legacy_switch_adds_namespaces_on_top(
     assert not (tmp_path / "out").exists()
     assert (tmp_path / "ws" / "inside").read_text() == "ok\n"
     assert result.content.splitlines()[-1].split() == ["devices:", "lo"]
+
+
+LAUNCHER_AS_NOBODY = """
+import anyio, sys
+from pathlib import Path
+from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.tools.bash import run_bash
+from launcher.tools.sandbox import ShellSandbox
+
+async def main(base: Path, mode: str) -> None:
+    box = ShellSandbox(SandboxSettings(mode=SandboxMode(mode)), workspace=base / "ws",
+                       state_home=base / "st", home=base)
+    command = f"cat {base}/st/token; echo x > {base}/outside; echo ok > inside"
+    print((await run_bash(command, base / "ws", 60.0, 10_000, sandbox=box)).content)
+    box.close()
+
+anyio.run(main, Path(sys.argv[1]), sys.argv[2])
+"""
+
+
+@needs_mechanism
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root")
+@pytest.mark.parametrize(("mode", "confined"), [("on", True), ("off", False)])
+def test_a_non_root_launcher_confines_its_shell(mode: str, confined: bool) -> None:
+    """The confined thread needs no privilege either: a launcher run as `nobody`."""
+    base = Path(tempfile.mkdtemp(prefix="sandbox-nobody-"))
+    try:
+        for d in (base, base / "ws", base / "st"):
+            d.mkdir(exist_ok=True)
+            d.chmod(0o777)
+        (base / "st" / "token").write_text("TOKEN")
+        (base / "st" / "token").chmod(0o644)
+        drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        argv = [*drop, sys.executable, "-c", LAUNCHER_AS_NOBODY, str(base), mode]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/", env=_env())
+        assert run.returncode == 0, run.stderr
+        assert ("TOKEN" in run.stdout) is not confined
+        assert (base / "outside").exists() is not confined
+        assert (base / "ws" / "inside").read_text() == "ok\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

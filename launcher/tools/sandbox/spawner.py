@@ -4,7 +4,7 @@ Why a thread and not a helper process per command: Landlock and seccomp belong t
 thread that installs them and pass to every process it starts, so a confined thread
 costs one confinement per session, while a Python helper costs a Python start-up per
 command (~20 ms against a ~6 ms `bash -c true` through the tool; bench/sandbox.py).
-`python -m launcher.tools.sandbox.helper` is the same confinement as a standalone helper.
+helper.py is the same confinement as a standalone helper (confine itself, then exec).
 """
 
 from __future__ import annotations
