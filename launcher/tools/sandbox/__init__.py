@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -132,10 +131,13 @@ class ShellSandbox:
 
             wrapped = macos_argv if sys.platform == "darwin" else namespaces.wrap
             return await spawn_group(wrapped(argv, self.policy()), **kwargs)
-        popen = await anyio.to_thread.run_sync(self._popen, argv, kwargs)
+        spawner = self._spawner
+        if spawner is None:
+            spawner = await anyio.to_thread.run_sync(self._start_spawner, argv)
+        popen = await spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
         return ConfinedProcess(popen)
 
-    def _popen(self, argv: list[str], kwargs: dict[str, Any]) -> subprocess.Popen[bytes]:
+    def _start_spawner(self, argv: list[str]) -> ConfinedSpawner:
         with self._lock:
             if self._spawner is None:
                 policy = self.policy()
@@ -143,8 +145,7 @@ class ShellSandbox:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
                 self._spawner = ConfinedSpawner(policy)
-            spawner = self._spawner
-        return spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
+            return self._spawner
 
     def close(self) -> None:
         """End the confined thread and remove the private temporary directory."""

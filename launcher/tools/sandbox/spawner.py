@@ -9,6 +9,7 @@ helper.py is the same confinement as a standalone helper (confine itself, then e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -18,13 +19,15 @@ from concurrent.futures import Future
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from launcher.tools.sandbox.apply import confine_current_thread
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READ_CHUNK = 65536
 
-Job = tuple[Callable[[], Any], "Future[Any]"] | None
+Job = Callable[[], None] | None
 
 
 class ConfinedSpawner:
@@ -48,16 +51,27 @@ class ConfinedSpawner:
             return
         ready.set_result(None)
         while (job := self._jobs.get()) is not None:
-            fn, result = job
+            job()
+
+    async def popen(self, argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start `argv` from the confined thread; one hand-over each way, no worker thread."""
+        result: Future[subprocess.Popen[bytes]] = Future()
+        started = anyio.Event()
+        token = anyio.lowlevel.current_token()
+
+        def job() -> None:
             try:
-                result.set_result(fn())
+                result.set_result(subprocess.Popen(argv, **kwargs))
             except BaseException as exc:  # handed to the caller, who raises it
                 result.set_exception(exc)
+            with contextlib.suppress(Exception):  # the loop is gone: nobody waits
+                anyio.from_thread.run_sync(started.set, token=token)
 
-    def popen(self, argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-        """Blocking: start `argv` from the confined thread."""
-        result: Future[subprocess.Popen[bytes]] = Future()
-        self._jobs.put((lambda: subprocess.Popen(argv, **kwargs), result))
+        self._jobs.put(job)
+        # Shielded: a process started for a cancelled caller must still reach it, or its
+        # group would run on unguarded. Starting takes milliseconds.
+        with anyio.CancelScope(shield=True):
+            await started.wait()
         return result.result()
 
     def close(self) -> None:
