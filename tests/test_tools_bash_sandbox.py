@@ -245,3 +245,23 @@ def test_a_non_root_launcher_confines_its_shell(mode: str, confined: bool) -> No
         assert (base / "ws" / "inside").read_text() == "ok\n"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_model_is_told_its_shell_is_sandboxed(tmp_path: Path) -> None:
+    from launcher.tools import builtin_entries
+
+    def description(settings: SandboxSettings, env: dict[str, str]) -> str:
+        box = ShellSandbox(
+            settings, workspace=tmp_path, state_home=tmp_path, home=tmp_path, env=env
+        )
+        return builtin_entries(tmp_path, ["bash"], sandbox=box)[0].description
+
+    confined = description(SandboxSettings(), {})
+    if mechanism_problem() is not None:
+        assert "sandboxed" not in confined
+    else:
+        assert "sandboxed" in confined and "no network" in confined
+        assert "no network" not in description(SandboxSettings(network=True), {})
+    assert "sandboxed" not in description(SandboxSettings(mode=SandboxMode.OFF), {})
+    gone = {"SUBAGENT_SANDBOX_MECHANISM": "none"}
+    assert "sandboxed" not in description(SandboxSettings(), gone)

@@ -99,6 +99,16 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
 }
 
+_SANDBOXED_NOTE = (
+    " It runs sandboxed: it writes only in the workspace and $TMPDIR, has no network, and "
+    "cannot read credential files."
+)
+_ONLINE_NOTE = (
+    " It runs sandboxed: it writes only in the workspace and $TMPDIR and cannot read "
+    "credential files."
+)
+"""Told to the model, so a refused write or connection is not a puzzle to it."""
+
 _FILE_TOOLS: dict[str, FileTool] = {
     "read": read_file,
     "write": write_file,
@@ -138,6 +148,8 @@ def builtin_entries(
         if name not in wanted:
             continue
         description, schema = _SPECS[name]
+        if name == "bash" and sandbox is not None and sandbox.confined:
+            description += _SANDBOXED_NOTE if not sandbox.settings.network else _ONLINE_NOTE
         if name == "bash":
             call = _bash_caller(ws, bash_timeout, output_cap, group_guard, sandbox)
         elif name == "read" and results is not None:
