@@ -74,7 +74,7 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
         " && git log --oneline | wc -l",
         _py("print(6 * 7)"),
         "ls /usr",
-        'f=$(mktemp) && echo tmp > "$f" && cat "$f"',
+        'f=$(mktemp) && echo tmp > "$f" && mkdir -p "$XDG_CACHE_HOME/go" && cat "$f"',
         _py(
             "import concurrent.futures as f; print(sum(f.ProcessPoolExecutor(2).map(abs, [1, 2])))"
         ),

@@ -118,11 +118,14 @@ class ShellSandbox:
         )
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
-        """The command's environment: its temporary directory is the private one."""
+        """The command's environment: its temporary directory is the private one, and so
+        are the caches (go, pip, npm... would fail writing theirs in the home)."""
         if not self.confined:
             return base
         self.policy()
-        return {**base, "TMPDIR": str(self._tmp)}
+        tmp = str(self._tmp)
+        caches = {"XDG_CACHE_HOME": f"{tmp}/.cache", "npm_config_cache": f"{tmp}/.npm"}
+        return {**base, **caches, "TMPDIR": tmp}
 
     async def spawn(self, argv: list[str], **kwargs: Any) -> Any:
         """Start `argv` confined, leading its own process group (kwargs as for Popen)."""
