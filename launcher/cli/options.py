@@ -61,6 +61,15 @@ SandboxOpt = Annotated[
         help="Confine the model's shell: on, off or required (default: the agent's).",
     ),
 ]
+Isolation = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="worktree",
+        help="worktree: work in a fresh git worktree of the workspace's repository, "
+        "on a new branch (kept only if something changed).",
+    ),
+]
 NoLock = Annotated[
     bool, typer.Option("--no-lock", help="Ignore subagent.lock.json (offer unpinned tools).")
 ]

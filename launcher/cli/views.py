@@ -40,6 +40,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
                 "sandbox": describe(agent_sandbox(spec, config.sandbox)),
+                "isolation": spec.isolation,
             }
         )
     for name, error in config.broken_agents.items():

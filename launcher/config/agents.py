@@ -21,6 +21,7 @@ from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import (
     DEFAULT_MAX_DEPTH,
+    ISOLATION_MODES,
     AgentSpec,
     MemoryScope,
     SandboxSettings,
@@ -46,6 +47,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "max_turns",
     "allowed_subagents",
     "max_depth",
+    "isolation",
     "expect",
     "sandbox",
 )
@@ -212,6 +214,11 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
         return value
 
+    def isolation(value: object, key: str, line: int) -> str:
+        if value not in ISOLATION_MODES:
+            raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
+        return str(value)
+
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -257,6 +264,7 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
         ),
+        isolation=cast(str | None, get("isolation", isolation)),
         prompt=prompt,
         source=path,
         expect=expect(),
