@@ -5,6 +5,7 @@ gives today's unconfined shell back; `required` without a mechanism refuses to s
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,26 @@ def test_no_network_and_no_outside_socket_even_from_a_detached_child(tmp_path: P
     assert all(r["is_error"] for r in out[:3]), out
     assert "ermission denied" in str(out[3]["content"]), out[3]
     assert "ermission denied" in str(out[4]["content"]), out[4]
+
+
+@needs_mechanism
+def test_git_commits_in_an_isolated_worktree_but_the_checkout_stays_closed(
+    tmp_path: Path,
+) -> None:
+    p = plant(tmp_path)
+    git = ["git", "-C", str(p.workspace), "-c", "user.email=a@b.c", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "base"], check=True)
+    commands = [
+        "echo new > f && git add f && git -c user.email=a@b.c -c user.name=t commit -qm run"
+        " && git log --oneline | wc -l",
+        f"echo x > {p.workspace}/in-the-checkout",
+    ]
+    run = run_commands(p, commands, args=("--isolation", "worktree"))
+    assert run.code == 0, run.stderr
+    out = results(run)
+    assert not out[0]["is_error"] and str(out[0]["content"]).strip() == "2", out
+    assert out[1]["is_error"] and not (p.workspace / "in-the-checkout").exists()
 
 
 @needs_mechanism

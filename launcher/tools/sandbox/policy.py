@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launcher.config.types import SandboxSettings
+from launcher.tools.sandbox.gitdirs import worktree_git_dirs
 
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh",
@@ -123,6 +124,7 @@ def build_policy(
             Path(os.path.realpath(workspace)),
             Path(os.path.realpath(tmp)),
             *([SHARED_MEMORY] if SHARED_MEMORY.is_dir() else []),
+            *worktree_git_dirs(Path(os.path.realpath(workspace))),
         ),
         network=settings.network,
     )
