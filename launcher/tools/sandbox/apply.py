@@ -26,10 +26,11 @@ _probed: dict[str, str | None] = {}
 
 def confine_current_thread(policy: SandboxPolicy) -> None:
     """Confine the calling thread and all it will start; irreversible. OSError if refused."""
-    from launcher.tools.sandbox import landlock, seccomp
+    from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.seccomp import filter_thread
 
-    landlock.restrict_thread(policy)
-    seccomp.filter_thread(policy.network)
+    restrict_thread(policy)
+    filter_thread(policy.network)
 
 
 def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
@@ -47,16 +48,17 @@ def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def _probe_linux() -> str | None:
-    from launcher.tools.sandbox import landlock, seccomp
+    from launcher.tools.sandbox.landlock import MIN_ABI, abi_version
+    from launcher.tools.sandbox.seccomp import supported
 
-    abi = landlock.abi_version()
-    if abi < landlock.MIN_ABI:
+    abi = abi_version()
+    if abi < MIN_ABI:
         return (
-            f"Landlock ABI {abi}, needs {landlock.MIN_ABI} (Linux 6.2+)"
+            f"Landlock ABI {abi}, needs {MIN_ABI} (Linux 6.2+)"
             if abi
             else "Landlock is not enabled in this kernel, or a seccomp profile hides it"
         )
-    arch = seccomp.supported()
+    arch = supported()
     if arch is not None:
         return arch
     # The real thing on a throwaway thread: a container may refuse prctl or the filter.
