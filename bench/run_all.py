@@ -17,6 +17,7 @@ import cli_help
 import fanout
 import list_burst
 import peers
+import sandbox
 import secret_reexec
 import serve_first_answer
 import serve_spawn
@@ -37,6 +38,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "sandbox": sandbox.run,
 }
 
 

@@ -6,6 +6,7 @@ session is scoped, recorded and run the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -71,11 +72,16 @@ def assemble_session(
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
     `session_id` continues a stored session (a resume); `depth` > 0 records a nested
-    sub-agent's session (which `last` never names).
+    sub-agent's session (which `last` never names). A `required` sandbox the OS cannot
+    give raises RunError here, before anything starts.
     """
+    from launcher.config.sandbox_field import agent_sandbox
     from launcher.session import Session
+    from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
+    agent = dataclasses.replace(agent, sandbox=agent_sandbox(agent, config.sandbox))
+    check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:
         found = load_lock(config.lock_path)

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
     from launcher.procs.watchdog import Watchdog
     from launcher.tools.delegate import Delegate
+    from launcher.tools.sandbox import ShellSandbox
 
 T = TypeVar("T")
 
@@ -114,6 +115,7 @@ class Session:
 
         # Starts its process only when a first process group needs guarding.
         self._watchdog: Watchdog = Watchdog()
+        self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
@@ -243,6 +245,8 @@ class Session:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._watchdog.close)
+                if self._sandbox is not None:
+                    self._sandbox.close()
                 logging.getLogger("mcp").removeHandler(sdk_log)
                 sdk_log.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
@@ -301,11 +305,19 @@ class Session:
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries
         from launcher.tools.delegate import delegate_entry
+        from launcher.tools.sandbox import ShellSandbox
 
         wanted = self.scope.builtin_names()
         names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
+        self._sandbox = ShellSandbox(
+            self.agent.sandbox, workspace=self.workspace, state_home=self.state_home, home=self.home
+        )
         entries = builtin_entries(
-            self.workspace, names, group_guard=self._watchdog, results=results_dir(self.dir)
+            self.workspace,
+            names,
+            group_guard=self._watchdog,
+            results=results_dir(self.dir),
+            sandbox=self._sandbox,
         )
         if DELEGATE_TOOL in wanted:
             entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))

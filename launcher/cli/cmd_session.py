@@ -14,6 +14,7 @@ from launcher.cli.options import (
     Isolation,
     JsonFlag,
     NoLock,
+    SandboxOpt,
     ServersFrom,
     Verbose,
     Workspace,
@@ -36,6 +37,7 @@ def tools(
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Start a session, wait for its servers, print the tool set, end the session."""
 
@@ -76,6 +78,7 @@ def spawn(
         str | None,
         typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
     ] = None,
+    sandbox: SandboxOpt = None,
     isolation: Isolation = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
@@ -163,6 +166,7 @@ def serve(
             help="Also accept a host's scripted:PATH model from DIR (repeatable).",
         ),
     ] = None,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
 

@@ -60,6 +60,29 @@ Workspace = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
+
+
+def set_sandbox(value: str | None) -> str | None:
+    """Typer callback: `--sandbox MODE` applies to every session of the run and its workers
+    (through `SUBAGENT_SANDBOX`, which the option also reads)."""
+    if value is None:
+        return None
+    mode = value.strip().lower()
+    if mode not in ("on", "off", "required"):
+        raise typer.BadParameter(f"expected on, off or required, got {value!r}")
+    os.environ["SUBAGENT_SANDBOX"] = mode
+    return mode
+
+
+SandboxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        envvar="SUBAGENT_SANDBOX",
+        callback=set_sandbox,
+        help="Confine the model's shell: on, off or required (default: the agent's).",
+    ),
+]
 Isolation = Annotated[
     str | None,
     typer.Option(

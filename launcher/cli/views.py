@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
     # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.config.sandbox_field import agent_sandbox
+    from launcher.tools.sandbox import describe
     from launcher.toolset.scope import ToolScope
 
     rows: list[dict[str, Any]] = []
@@ -40,6 +42,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
+                "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
                 "background": spec.background,
             }

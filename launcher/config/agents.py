@@ -20,12 +20,14 @@ import yaml
 from launcher.config.dialect import Dialect, RawField, translate
 from launcher.config.dialect_pi import PI_FIELDS, SUBAGENT
 from launcher.config.expect import Expectations, parse_expectations
+from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import (
     DEFAULT_MAX_DEPTH,
     ISOLATION_MODES,
     AgentSpec,
     MemoryScope,
+    SandboxSettings,
     Selector,
     ServerSpec,
 )
@@ -242,6 +244,9 @@ def _build_spec(
             item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
         )[0]
 
+    def sandbox(value: object, key: str, line: int) -> SandboxSettings:
+        return parse_sandbox(value, path=path, line=line)
+
     extensions_value = get("extensions", extensions)
     excluded = cast(tuple[str, ...], get("exclude_extensions", names) or ())
     enabled = get("enabled", flag)
@@ -272,4 +277,5 @@ def _build_spec(
         background=bool(get("background", flag)),
         enabled=enabled is not False,
         servers=cast(tuple[ServerSpec, ...], get("inline_servers", servers) or ()),
+        sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)),
     )

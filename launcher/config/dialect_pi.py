@@ -32,6 +32,9 @@ _FIELDS: dict[str, FieldRule] = {
     "disallowed_tools": _honoured("always wins; a bare name denies that tool on every server"),
     "isolated": _honoured("built-ins only; no server ever starts"),
     "isolation": _honoured("`worktree`: the run works in a fresh git worktree"),
+    "sandbox": _honoured(
+        "on (default), off, required, or {mode, network, deny_read}: the shell's confinement"
+    ),
     "memory": _honoured("project, local or user: memory tools"),
     "max_turns": _honoured("turn limit"),
     "run_in_background": FieldRule(

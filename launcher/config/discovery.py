@@ -22,8 +22,9 @@ from launcher.config.hosts import (
     servers_from,
 )
 from launcher.config.lock import lock_path
+from launcher.config.sandbox_field import read_config_default
 from launcher.config.servers import read_server_file
-from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
@@ -53,6 +54,7 @@ class _Collector:
     servers: dict[str, ServerSpec] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sandbox: SandboxSettings | None = None
 
     def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -94,6 +96,8 @@ class _Collector:
             servers, warnings = load_project_file(path, key, env)
         else:
             servers, warnings, hosts = read_server_file(path, env)
+            if self.sandbox is None:
+                self.sandbox = read_config_default(path)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -116,6 +120,7 @@ class _Collector:
             servers=self.servers,
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
             broken_agents=self.broken,
+            sandbox=self.sandbox,
         )
 
 

@@ -115,7 +115,7 @@ def parse_servers_data(
     if key == "mcpServers":
         hosts = _hosts(data.get(SERVERS_FROM_KEY), path, text)
         for name in data:
-            if name not in (key, SERVERS_FROM_KEY):
+            if name not in (key, SERVERS_FROM_KEY, "sandbox"):  # sandbox: config/sandbox_field.py
                 warnings.append(f"{path}: unknown top-level field '{name}' ignored")
     parser = _ServerParser(path, text, env, warnings, key)
     servers: dict[str, ServerSpec] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -46,6 +47,26 @@ class Selector:
     raw: str = ""
 
 
+class SandboxMode(StrEnum):
+    """How the agent's built-in tools' processes are confined (`sandbox:`, `--sandbox`)."""
+
+    ON = "on"
+    """Confined where the OS offers a mechanism; said once and run unconfined elsewhere."""
+    OFF = "off"
+    REQUIRED = "required"
+    """Confined, or the run refuses to start."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """An agent's `sandbox:` field: the mode, the network, extra paths never read."""
+
+    mode: SandboxMode = SandboxMode.ON
+    network: bool = False
+    deny_read: tuple[str, ...] = ()
+    """Added to the built-in deny list; `~/` is the user's home."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """An agent definition: frontmatter fields plus the body as system prompt."""
@@ -73,6 +94,8 @@ class AgentSpec:
     enabled: bool = True
     servers: tuple[ServerSpec, ...] = ()
     """Servers defined inline in the agent file (Claude Code's `mcpServers`): its own."""
+    sandbox: SandboxSettings | None = None
+    """None: the field is omitted (the config's default, else `on`, applies)."""
 
 
 @dataclass(frozen=True)
@@ -141,3 +164,5 @@ class Config:
     broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text
     lock_path: Path | None = None
     """Where `subagent.lock.json` is or would be (config/lock.py `lock_path`)."""
+    sandbox: SandboxSettings | None = None
+    """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""
