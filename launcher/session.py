@@ -33,15 +33,17 @@ from launcher.events import (
 from launcher.secrets import LiveMask, process_secrets
 from launcher.session_tools import local_entries, server_tools_sink
 from launcher.state import new_session_id, private_dir
-from launcher.toolset.admission import admission
+from launcher.toolset.admission import admission, server_config
+from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
     from launcher.procs.watchdog import Watchdog
     from launcher.tools.delegate import Delegate
+    from launcher.tools.sandbox import ShellSandbox
 
 T = TypeVar("T")
 
@@ -102,12 +104,15 @@ class Session:
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
         lock = functools.partial(lock_reason, pin) if pin is not None else None
-        self.registry = ToolRegistry(gate=admission(self.scope, lock), order=tuple(self.servers))
+        gate = admission(self.scope, lock, source=server_config(self.servers))
+        naming = naming_for(agent.dialect)
+        self.registry = ToolRegistry(gate=gate, order=tuple(self.servers), naming=naming)
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
         self._watchdog: Watchdog = Watchdog()
+        self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
@@ -211,6 +216,8 @@ class Session:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._watchdog.close)
+                if self._sandbox is not None:
+                    self._sandbox.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
 
     def abort_start(self) -> None:
@@ -253,11 +260,12 @@ class Session:
             tools.update(event.added)
 
     def _register_local_tools(self) -> None:
-        entries = local_entries(
+        entries, self._sandbox = local_entries(
             self.agent,
             self.scope.builtin_names(),
             workspace=self.workspace,
             home=self.home,
+            state_home=self.state_home,
             session_dir=self.dir,
             mask=self.mask,
             guard=self._watchdog,
@@ -273,7 +281,7 @@ class Session:
             sink = server_tools_sink(
                 self.registry,
                 spec,
-                self._caller_of(name),
+                self.connections,
                 mask=self.mask,
                 session_dir=self.dir,
                 emit=self.emit,
@@ -289,12 +297,6 @@ class Session:
             )
             self.connections[name] = conn
             tg.start_soon(conn.run, name=f"mcp:{name}")
-
-    def _caller_of(self, server: str) -> Callable[[str, dict], Awaitable[ToolResult]]:
-        async def call(tool: str, arguments: dict) -> ToolResult:
-            return await self.connections[server].call(tool, arguments)
-
-        return call
 
     def _check_lost(self, event: ServerState) -> None:
         spec = self.servers.get(event.server)

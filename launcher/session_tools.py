@@ -9,9 +9,9 @@ file), and a server's result over its `max_result_bytes` is kept whole in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from launcher.events import Event
     from launcher.tools.bash import GroupGuard
     from launcher.tools.delegate import Delegate
+    from launcher.tools.sandbox import ShellSandbox
 
 
 def finished(call: ToolCaller, mask: SecretMask, limit: int | None, results: Path) -> ToolCaller:
@@ -48,51 +49,64 @@ def finished(call: ToolCaller, mask: SecretMask, limit: int | None, results: Pat
     return finish
 
 
+class ToolServer(Protocol):
+    """What a server's tools are called through (McpConnection)."""
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult: ...
+
+
 def local_entries(
     agent: AgentSpec,
     wanted: Iterable[str],
     *,
     workspace: Path,
     home: Path,
+    state_home: Path,
     session_dir: Path,
     mask: SecretMask,
     guard: GroupGuard | None,
     delegate: Delegate | None,
-) -> list[ToolEntry]:
-    """The built-in, delegation and memory entries `agent` gets, callers finished."""
+) -> tuple[list[ToolEntry], ShellSandbox]:
+    """The built-in, delegation and memory entries `agent` gets, callers finished, and
+    the sandbox its built-in tools' processes run in (the session closes it)."""
     from launcher.tools import builtin_entries, memory_entries
     from launcher.tools.delegate import delegate_entry
+    from launcher.tools.sandbox import ShellSandbox
+
+    sandbox = ShellSandbox(agent.sandbox, workspace=workspace, state_home=state_home, home=home)
 
     wanted = tuple(wanted)
     results = results_dir(session_dir)
     names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
-    entries = builtin_entries(workspace, names, group_guard=guard, results=results)
+    entries = builtin_entries(workspace, names, group_guard=guard, results=results, sandbox=sandbox)
     if DELEGATE_TOOL in wanted:
         entries.append(delegate_entry(agent.allowed_subagents, delegate))
     if agent.memory is not None:
         entries += memory_entries(agent.name, agent.memory, workspace, home)
-    return [
+    finishing = [
         dataclasses.replace(entry, call=finished(entry.call, mask, None, results))
         for entry in entries
     ]
+    return finishing, sandbox
 
 
 def server_tools_sink(
     registry: ToolRegistry,
     spec: ServerSpec,
-    call: Callable[[str, dict[str, Any]], Awaitable[ToolResult]],
+    connections: Mapping[str, ToolServer],
     *,
     mask: SecretMask,
     session_dir: Path,
     emit: Callable[[Event], Awaitable[None]],
 ) -> Callable[[list[ToolDef]], Awaitable[None]]:
     """Where a server's complete listings go: into `registry` as a diff, out as
-    `tools_changed`. `call(tool, arguments)` calls one of the server's tools."""
+    `tools_changed`. The server's connection is looked up in `connections` at each call
+    (a listing can arrive before the session has filed the connection)."""
     results = results_dir(session_dir)
 
     def make_caller(tool: str) -> ToolCaller:
         async def one(arguments: dict[str, Any]) -> ToolResult:
-            return await call(tool, arguments)
+            return await connections[spec.name].call(tool, arguments)
 
         return finished(one, mask, spec.max_result_bytes, results)
 

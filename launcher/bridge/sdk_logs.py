@@ -8,6 +8,7 @@ its own task tree (anyio tasks and worker threads inherit it), so a session's
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,8 +34,10 @@ class _SessionLog(logging.FileHandler):
         self._mask = mask
         self.setFormatter(logging.Formatter())
 
-    def _open(self):  # type: ignore[no-untyped-def]
-        return open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+    def _open(self) -> io.TextIOWrapper:
+        stream = open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+        assert isinstance(stream, io.TextIOWrapper)  # text mode: FileHandler writes str
+        return stream
 
     def format(self, record: logging.LogRecord) -> str:
         # Tracebacks included: a protocol error's repr may quote a secret.

@@ -9,7 +9,10 @@ import typer
 
 from launcher.cli.options import (
     ConfigDir,
+    Isolation,
     JsonFlag,
+    ServersFrom,
+    Verbose,
     Workspace,
     check_settle,
     exit_with,
@@ -29,6 +32,7 @@ def check(
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
@@ -70,18 +74,28 @@ def batch(
         str | None, typer.Option("--model", help="Default model for tasks without one.")
     ] = None,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
+    isolation: Isolation = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
 
     def body() -> int:
         from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
+        from launcher.worktree import check_isolation, repo_root
 
+        check_isolation(isolation)
+        where = (workspace or Path.cwd()).resolve()
+        if isolation is not None:
+            repo_root(where)  # not a git repository: exit 2 before any task runs
         load(config_dir, session=True)  # a broken config is reported before any task runs
         options = EngineOptions(
             config_dir=str(config_dir.resolve()) if config_dir else None,
-            workspace=str((workspace or Path.cwd()).resolve()),
+            workspace=str(where),
+            isolation=isolation,
+            verbose=verbose,
             model=model,
             address=address,
             num_cpus=num_cpus,
@@ -115,6 +129,7 @@ def lock(
         ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Pin each agent's server tools in subagent.lock.json and print what changed."""

@@ -55,7 +55,8 @@ class ProgressLine(LiveLine):
 def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     """`subagent agents` for people: each agent, its source, built-ins and servers."""
     for row in rows:
-        out.write(f"{row['name']}  ({row['source'] or 'built-in'})\n")
+        dialect = f", {row['dialect']}" if row.get("dialect") not in (None, "built-in") else ""
+        out.write(f"{row['name']}  ({row['source'] or 'built-in'}{dialect})\n")
         if row["description"]:
             out.write(f"    {row['description']}\n")
         out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
@@ -72,10 +73,10 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
             if "login" in spec:
                 machine = (spec.get("oauth") or {}).get("grant_type") == "client_credentials"
                 line += f"  oauth: {describe_oauth(spec['login'], machine=machine)}"
-            out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
-            out.write(f"{name}  stdio  {argv}\n")
+            line = f"{name}  stdio  {argv}"
+        out.write(f"{line}  ({spec.get('source')})\n" if spec.get("source") else line + "\n")
 
 
 def describe_oauth(
@@ -197,6 +198,20 @@ def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
     )
     for bad in progress.bad:
         out.write(f"batch: {bad} (not run)\n")
+    for task_id, error in progress.failures.items():
+        out.write(f"batch: {task_id} failed: {_first_line(error)}\n")
+    for task_id, error in progress.failed_before.items():
+        out.write(f"batch: {task_id} failed in an earlier run: {_first_line(error)}\n")
+    failed = [*progress.failures, *progress.failed_before]
+    if failed:
+        out.write(f"batch: failed: {', '.join(failed)}\n")
+        if progress.failed_before:
+            out.write("batch: --retry-failed runs the earlier failures again\n")
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(no error text)"
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import queue
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Subagent
+from tests.e2e.conftest import Subagent, scripted_spawn
 
 FIXTURE_START_LIMIT_S = 30.0
 """Bounds the wait for the fixture's `PORT` line (it prints it before importing the SDK)."""
@@ -144,9 +143,11 @@ def login(
     *,
     follow: bool = True,
     env: dict[str, str] | None = None,
+    before_follow: Callable[[str], None] | None = None,
 ) -> Login:
     """Run `subagent login SERVER --no-browser`, read the URL it prints and GET it, following
-    the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end."""
+    the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end.
+    `before_follow` gets the URL first (a forger racing the browser)."""
     argv = ("login", server, "--no-browser", "--config-dir", str(config))
     proc = subagent.start(*argv, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
@@ -159,6 +160,8 @@ def login(
             seen.append(line)
             url = line.strip()
             if follow and url.startswith("http://") and page is None:
+                if before_follow is not None:
+                    before_follow(url)
                 page = httpx.get(url, follow_redirects=True, timeout=BROWSER_TIMEOUT_S)
         code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
     finally:
@@ -191,23 +194,7 @@ def write_script(path: Path, text: str) -> Path:
 
 def spawn_args(config: Path, script: Path, *extra: str) -> list[str]:
     """`spawn --json` of `script` with the fixture's server selected."""
-    return [
-        "spawn",
-        "--json",
-        "--config-dir",
-        str(config),
-        "--ext",
-        "remote",
-        "--model",
-        f"scripted:{script}",
-        *extra,
-        "go",
-    ]
-
-
-def events_of(stdout: str) -> list[dict[str, Any]]:
-    """The `--json` event lines of a spawn."""
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    return scripted_spawn(config, script, "--ext", "remote", *extra, "go")
 
 
 def tool_texts(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:

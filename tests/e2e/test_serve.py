@@ -5,7 +5,6 @@ Sub-agents run as worker processes with the scripted model and the lazy stub ser
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -21,6 +20,7 @@ from mcp.client.stdio import stdio_client
 from tests.e2e.conftest import (
     assert_all_gone,
     is_alive,
+    parse_events,
     processes_mentioning,
     read_pid,
     wait_until,
@@ -78,6 +78,19 @@ def workers(tmp_path: Path) -> list[int]:
         if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
         and not is_spare(pid)
     ]
+
+
+def one_worker(tmp_path: Path) -> int:
+    """The one live worker of this test's serve, once only one is seen: the next spare,
+    started as a spawn takes one, looks like a worker until it has named itself."""
+    seen: list[int] = []
+
+    def single() -> bool:
+        seen[:] = workers(tmp_path)
+        return len(seen) == 1
+
+    assert wait_until(single, 10), seen
+    return seen[0]
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -226,7 +239,9 @@ async def test_a_worker_that_cannot_start_is_an_error_result_and_serve_goes_on(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     with anyio.fail_after(LIMIT_S):
-        async with serve(tmp_path, "--workspace", str(workspace)) as client:
+        # The script lies outside the workspace: a host's scripted: file needs its dir allowed.
+        extra = ("--workspace", str(workspace), "--scripted-dir", str(tmp_path))
+        async with serve(tmp_path, *extra) as client:
             workspace.rmdir()  # the worker's cwd is gone: its process cannot start
             failed = await client.call_tool(
                 "spawn_subagent", {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}
@@ -249,7 +264,7 @@ async def test_a_worker_session_writes_its_own_event_record(tmp_path: Path) -> N
             assert not result.is_error
     records = list((tmp_path / "state" / "sessions").glob("*/events.jsonl"))
     assert len(records) == 1
-    events = [json.loads(line) for line in records[0].read_text().splitlines()]
+    events = parse_events(records[0].read_text())
     types = [e["type"] for e in events]
     assert types[0] == "session_start"
     assert types[-1] == "session_end"
