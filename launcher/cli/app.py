@@ -65,9 +65,10 @@ def _group(
     pass
 
 
-from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_log, cmd_session  # noqa: E402
+from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_init, cmd_log, cmd_session  # noqa: E402
 
 for command in (
+    cmd_init.init,
     cmd_config.agents,
     cmd_config.servers,
     cmd_session.tools,
