@@ -67,7 +67,7 @@ steps:
       2. acme/widgets#3 "Support dark mode" (enhancement).
 """
 
-CHECK_YAML = f"""# A whole scripted run of the {AGENT} agent, judged from its event stream (offline).
+CHECK_YAML = f"""# A whole scripted run of the {AGENT} agent, judged from its events (offline).
 agent: {AGENT}
 run:
   scripted: ../scripts/triage.yaml      # relative to this file

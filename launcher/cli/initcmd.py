@@ -80,7 +80,8 @@ def run_init(directory: Path | None, *, ci: bool) -> int:
         _pin(root)
     except Exception:
         sys.stderr.write(
-            f"subagent: the files are written; pin them later: subagent lock --config-dir {_shown(root / CONFIG)}\n"
+            "subagent: the files are written; pin their tools once the server starts: "
+            f"subagent lock --config-dir {_shown(root / CONFIG)}\n"
         )
         raise
     print(f"wrote {_shown(lock)} (pinned {files.AGENT}'s tools; the stub server ran once)")
