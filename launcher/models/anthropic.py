@@ -49,7 +49,7 @@ def messages_to_wire(messages: list[Message]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     if message.role == "tool":
-        result = {
+        result: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id,
             "content": message.content,
