@@ -155,6 +155,21 @@ class SessionEnd(Event):
     error: str | None = None
 
 
+@dataclass(kw_only=True)
+class WorktreeEnd(Event):
+    """An isolated run's worktree once its session ended (it comes after `session_end`):
+    kept with its changes on `branch` (`diffstat` against `base`), or removed (`path`
+    None) because the run changed nothing."""
+
+    type: ClassVar[str] = "worktree"
+    branch: str
+    path: str | None
+    base: str
+    changed: bool
+    diffstat: str = ""
+    error: str | None = None
+
+
 EventSink = Callable[[Event], Awaitable[None]]
 """Where a session sends its events; sinks must not raise."""
 

@@ -152,7 +152,7 @@ class SecretMask:
         if isinstance(obj, dict):
             return {self.value(k): self.value(v) for k, v in obj.items()}  # type: ignore[return-value]
         if isinstance(obj, (list, tuple)):
-            return type(obj)(self.value(v) for v in obj)  # type: ignore[return-value]
+            return type(obj)(self.value(v) for v in obj)
         return obj
 
     def event(self, event: T) -> T:

@@ -8,6 +8,7 @@ and on the way out, however it leaves, closes every connection and process.
 from __future__ import annotations
 
 import dataclasses
+import io
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -378,8 +379,10 @@ class Session:
 class _PrivateFileHandler(logging.FileHandler):
     """A log file made 0600, like everything under SUBAGENT_HOME."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
-        return open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+    def _open(self) -> io.TextIOWrapper:
+        stream = open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+        assert isinstance(stream, io.TextIOWrapper)  # text mode: FileHandler writes str
+        return stream
 
 
 class _MaskingFormatter(logging.Formatter):

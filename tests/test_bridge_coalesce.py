@@ -10,11 +10,6 @@ from launcher.bridge.coalesce import Coalescer
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_burst_of_requests_during_a_run_costs_exactly_one_more_run() -> None:
     coalescer = Coalescer()
     seen: list[int] = []

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from launcher.auth.tokens import TokenStore
-from launcher.bridge.loopback import RedirectReceiver
-from launcher.bridge.oauth import login
+from launcher.bridge.auth.login import login
+from launcher.bridge.auth.loopback import RedirectReceiver
 from launcher.config.types import ServerSpec
 from launcher.errors import UsageError
 from launcher.secrets import LiveMask, note_secrets

@@ -20,8 +20,7 @@ import httpx2
 import pytest
 
 from launcher.auth.tokens import StoredAuth, TokenStore
-from launcher.bridge import oauth_session
-from launcher.bridge.oauth_session import LoginRequired, SessionAuth, session_auth
+from launcher.bridge.auth.session import LoginRequired, SessionAuth, session_auth
 from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.secrets import LiveMask
 
@@ -191,15 +190,15 @@ async def test_revoked_refresh_token_fails_with_the_login_hint(
 
 
 async def test_short_lived_token_gets_a_proportional_margin(
-    tmp_path: Path, servers: Servers, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, servers: Servers
 ) -> None:
     # Scaled up so no test delay can matter: a 400 s token, 300 s left, a 1000 s margin.
-    monkeypatch.setattr(oauth_session, "EXPIRY_MARGIN_S", 1000.0)
     store = TokenStore(tmp_path)
     record = stored(servers, "good-access", expires_at=time.time() + 300)
     record.tokens["expires_in"] = 400  # a quarter of it (100 s) applies, not the 1000 s
     store.save("srv", record)
-    assert await get(SessionAuth(spec_for(servers), store), servers) == 200
+    auth = SessionAuth(spec_for(servers), store, expiry_margin_s=1000.0)
+    assert await get(auth, servers) == 200
     assert servers.refreshes == []
 
 

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from launcher.cli.render import BatchBar
+from launcher.cli.render import BatchBar, print_batch_summary
 from launcher.engines.base import BatchTask
 from launcher.engines.batch import BatchProgress, plan_rerun
 from launcher.engines.tasks import BadLine, parse_task, read_tasks
@@ -47,8 +47,12 @@ def test_rerun_skips_finished_ids_and_retry_drops_failed_lines(tmp_path: Path) -
     out = tmp_path / "r.jsonl"
     rows = [{"id": "a", "status": "completed"}, {"id": "b", "status": "error"}]
     out.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + '{"id": "c", "sta')
-    assert plan_rerun(out, retry_failed=False) == {"a", "b"}
-    assert plan_rerun(out, retry_failed=True) == {"a"}
+    kept = plan_rerun(out, retry_failed=False)
+    assert kept.skip == {"a", "b"}
+    assert kept.failed_before == {"b": "ended error"}
+    retried = plan_rerun(out, retry_failed=True)
+    assert retried.skip == {"a"}
+    assert retried.failed_before == {}
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["a"]
 
 
@@ -64,3 +68,16 @@ def test_exit_code_and_progress_line() -> None:
     bar(progress)
     bar.clear()
     assert "done 2  failed 1  running 1" in out.getvalue()
+
+
+def test_a_recorded_failure_keeps_the_exit_status_1_and_the_summary_names_it() -> None:
+    progress = BatchProgress(skipped=3, failed_before={"t4": "model file missing.yaml\nmore"})
+    assert progress.exit_code() == 1
+    progress.failures["t7"] = "worker failed: OSError"
+    out = io.StringIO()
+    print_batch_summary(progress, out)
+    text = out.getvalue()
+    assert "t7 failed: worker failed: OSError" in text
+    assert "t4 failed in an earlier run: model file missing.yaml\n" in text
+    assert "failed: t7, t4" in text
+    assert "--retry-failed" in text

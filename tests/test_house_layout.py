@@ -19,6 +19,7 @@ LEAVES = (
     "procs",
     "secrets",
     "state",
+    "flock",
     "toolset.types",
     "toolset.naming",
 )
@@ -33,6 +34,7 @@ RANKS: dict[str, int] = {
     "agent": 3,
     "session": 4,
     "assemble": 5,
+    "worktree": 5,
     "backend": 6,
     "check": 7,
     "engines": 7,
@@ -149,3 +151,58 @@ def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
     assert "launcher.session" not in names
     assert room("toolset.types") == "toolset.types"
     assert room("toolset.scope") == "toolset"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """launcher module -> the launcher modules it imports (function level included)."""
+    known = {dotted(p): p for p in modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        targets = {
+            target
+            for _, imported in imports(path)
+            if (target := imported.removeprefix("launcher.")) in known and target != name
+        }
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` as [a, b, ..., a], or [] when there is none."""
+    done: set[str] = set()
+    path: list[str] = []
+    on_path: set[str] = set()
+
+    def visit(node: str) -> list[str]:
+        path.append(node)
+        on_path.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target in on_path:
+                return [*path[path.index(target) :], target]
+            if target not in done:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        on_path.discard(node)
+        done.add(node)
+        return []
+
+    for start in sorted(graph):
+        if start not in done:
+            found = visit(start)
+            if found:
+                return found
+    return []
+
+
+def test_no_import_cycle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle == [], "import cycle (module or function level): " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_sees_a_cycle() -> None:
+    # Without this, a finder that never reports anything would pass the test above.
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+    assert "engines.base" in import_graph()["engines.local"]

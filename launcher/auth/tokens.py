@@ -9,18 +9,18 @@ same expired token refresh it once (the second re-reads what the first saved).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from launcher.flock import await_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE, private_dir, private_opener
 
 FORMAT_VERSION = 1
@@ -173,29 +173,36 @@ class TokenStore:
     def lock(self, server: str, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
         """Hold `server`'s refresh lock (flock, across processes); TimeoutError after `timeout_s`.
 
-        Blocking: from async code enter it in a worker thread.
+        Blocking: from async code use `lock_async`.
         """
-        private_dir(self.dir, self.home)
-        lock_path = self.dir / f"{token_file_stem(server)}.lock"
-        fd = private_opener(str(lock_path), os.O_RDWR | os.O_CREAT)
+        fd = self._lock_fd(server)
         try:
-            deadline = time.monotonic() + timeout_s
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise TimeoutError(
-                            f"the token lock of server '{server}' is held by another process"
-                        ) from None
-                    time.sleep(LOCK_POLL_S)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            if not wait_lock(fd, timeout_s, poll_s=LOCK_POLL_S):
+                raise TimeoutError(self._held(server))
+            yield
+        finally:
+            os.close(fd)  # closing the only descriptor drops the flock
+
+    @contextlib.asynccontextmanager
+    async def lock_async(self, server: str, *, timeout_s: float) -> AsyncIterator[None]:
+        """`lock` from the event loop: the wait polls, so a cancelled caller leaves at once."""
+        fd = self._lock_fd(server)
+        try:
+            if not await await_lock(fd, timeout_s, poll_s=LOCK_POLL_S):
+                raise TimeoutError(self._held(server))
+            yield
         finally:
             os.close(fd)
+
+    def _lock_fd(self, server: str) -> int:
+        private_dir(self.dir, self.home)
+        return private_opener(
+            str(self.dir / f"{token_file_stem(server)}.lock"), os.O_RDWR | os.O_CREAT
+        )
+
+    @staticmethod
+    def _held(server: str) -> str:
+        return f"the token lock of server '{server}' is held by another process"
 
     def status(self, server: str) -> dict[str, Any]:
         """`{"logged_in", "expires_at", "scopes"}` for display; never a token."""

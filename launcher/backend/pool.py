@@ -68,6 +68,8 @@ class SubAgent(RunState):
         }
         if self.error:
             out["error"] = self.error
+        if self.worktree is not None:
+            out["worktree"] = self.worktree
         return out
 
 

@@ -34,6 +34,10 @@ class Job:
     """Ignore the config's lock file (`serve --no-lock`)."""
     resume: str | None = None
     """A stored session's id: the run continues it, `prompt` being the follow-up."""
+    isolation: str | None = None
+    """`worktree`: run in a fresh git worktree (None: as the agent's `isolation` says)."""
+    label: str | None = None
+    """Names the run's worktree branch (batch: the task id; default: the agent)."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:
@@ -85,6 +89,8 @@ class RunState:
     turns: int = 0
     error: str | None = None
     session_id: str | None = None
+    worktree: dict[str, Any] | None = None
+    """An isolated run's `worktree` event: branch, path, base, changed, diffstat, error."""
     _turn_text: str = ""
 
     def observe(self, event: dict[str, Any]) -> None:
@@ -104,6 +110,12 @@ class RunState:
             self.result = str(event.get("result", "")) or self.result
             self.usage = dict(event.get("usage") or {})
             self.error = event.get("error")
+        elif kind == "worktree":
+            from launcher.worktree import describe_fields
+
+            self.worktree = {k: v for k, v in event.items() if k not in ("type", "ts")}
+            # Whoever reads only the text (a host's model) learns where the changes are.
+            self.result = f"{self.result}\n\n{describe_fields(self.worktree)}".lstrip()
 
     @property
     def final(self) -> bool:

@@ -107,7 +107,8 @@ class LegacyTasks:
 
         async def notify(record: TaskRecord) -> None:
             params = types.TaskStatusNotificationParams.model_validate(task_v1(record))
-            await session.send_notification(types.TaskStatusNotification(params=params))
+            # The SDK's ServerSession types its notifications without the Tasks one it sends.
+            await session.send_notification(types.TaskStatusNotification(params=params))  # type: ignore[arg-type]
 
         ttl = call.task.ttl if call.task is not None else None
         record = self.store.create(entry, ttl, notify)

@@ -87,9 +87,10 @@ async def _read_control(control: Control) -> None:
 async def run_job(job: Job) -> str:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
-    from launcher.config.discovery import load_config
+    from launcher.config.discovery import load_config, resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
+    from launcher.worktree import isolated_workspace
 
     bus = EventBus()
     bus.subscribe(jsonl_sink(sys.stdout))
@@ -101,26 +102,32 @@ async def run_job(job: Job) -> str:
             history = load_resumable(state_home(), job.resume) if job.resume else None
             config_dir = Path(job.config_dir) if job.config_dir else None
             config = load_config(config_dir, cwd=workspace)
-            session = assemble_session(
-                config,
-                history.agent if history is not None else job.agent,
-                ext=job.ext,
-                workspace=workspace,
-                bus=bus,
-                delegate=_delegate(config, job, workspace),
-                lock=not job.no_lock,
-                config_dir=config_dir,
-                session_id=history.id if history is not None else None,
-            )
-            control.session = session
-            status = await run_agent(
-                session,
-                job.prompt,
-                model=job.model,
-                max_turns=job.max_turns,
-                on_loop=control.attach,
-                history=history,
-            )
+            agent = history.agent if history is not None else job.agent
+            # A resume continues in its stored workspace (the kept worktree, if any).
+            isolation = None if history else job.isolation or resolve_agent(config, agent).isolation
+            with isolated_workspace(
+                workspace, isolation, label=job.label or agent, report=_emit_line
+            ) as where:
+                session = assemble_session(
+                    config,
+                    agent,
+                    ext=job.ext,
+                    workspace=where,
+                    bus=bus,
+                    delegate=_delegate(config, job, where),
+                    lock=not job.no_lock,
+                    config_dir=config_dir,
+                    session_id=history.id if history is not None else None,
+                )
+                control.session = session
+                status = await run_agent(
+                    session,
+                    job.prompt,
+                    model=job.model,
+                    max_turns=job.max_turns,
+                    on_loop=control.attach,
+                    history=history,
+                )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = "error"
             # To the driver only: a session that never started keeps no record.

@@ -75,7 +75,7 @@ class McpConnection:
     ) -> None:
         self.spec = spec
         self._auth_store = auth_store
-        self._auth: Any = None  # the OAuth provider (oauth_session.SessionAuth), if any
+        self._auth: Any = None  # the OAuth provider (auth.session.SessionAuth), if any
         self.state = ServerPhase.NOT_STARTED
         self.error: str | None = None
         self.tool_count = 0

@@ -18,8 +18,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import ToolListChangedNotification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from launcher.bridge.auth.session import session_auth
 from launcher.bridge.elicitation import accept_with_defaults
-from launcher.bridge.oauth_session import session_auth
 from launcher.bridge.results import describe_startup_error, from_call_result, from_exception
 from launcher.bridge.stdio import stdio_transport
 
@@ -50,7 +50,7 @@ async def http_transport(
 ) -> Any:
     """The SDK's streamable-HTTP transport; its httpx client closes with `stack`.
 
-    `auth` is an httpx2 auth (oauth_session.SessionAuth) or None.
+    `auth` is an httpx2 auth (auth.session.SessionAuth) or None.
     """
     http = await stack.enter_async_context(create_mcp_http_client(headers=headers, auth=auth))
     return streamable_http_client(url, http_client=http)

@@ -64,7 +64,7 @@ def load_check_file(path: Path) -> CheckCase:
         extra_keys=tuple(k for k in CHECK_FILE_KEYS if k not in EXPECT_KEYS),
     )
 
-    def text(key: str) -> str | None:
+    def text_field(key: str) -> str | None:
         if key not in extras:
             return None
         node, value = extras[key]
@@ -72,7 +72,7 @@ def load_check_file(path: Path) -> CheckCase:
             raise ConfigError("expected a non-empty string", path=path, line=_line(node), field=key)
         return value.strip()
 
-    agent = text("agent")
+    agent = text_field("agent")
     if agent is None:
         raise ConfigError("a check file must name its 'agent'", path=path, field="agent")
     ext: tuple[str, ...] = ()
@@ -84,7 +84,7 @@ def load_check_file(path: Path) -> CheckCase:
                 "expected a server name or a list of them", path=path, line=_line(node), field="ext"
             )
         ext = tuple(items)
-    return CheckCase(text("name") or path.stem, agent, expect, ext, path)
+    return CheckCase(text_field("name") or path.stem, agent, expect, ext, path)
 
 
 def _line(node: yaml.Node) -> int:

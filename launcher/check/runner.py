@@ -7,6 +7,7 @@ then runs its scripted agent in the same session, judged from the event stream.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -106,13 +107,41 @@ def surface_of(session: Session) -> Surface:
 
 
 async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> CheckResult:
-    """Run one check in its own session; run failures become check failures, never raise."""
+    """Run one check in its own session; run failures become check failures, never raise.
+
+    A check that runs an agent with `isolation: worktree` runs it in a fresh worktree,
+    as spawn would: a check must not edit the checkout its agent is isolated from.
+    """
+    import anyio
+
+    from launcher.assemble import resolve_request
+    from launcher.worktree import create_worktree, finish_worktree
+
+    clock = time.monotonic()
+    result = CheckResult(case)
+    tree = None
+    if case.expect.run is not None and resolve_request(config, case.agent, case.ext).isolation:
+        # Not a git repository: a usage error (exit 2), as for spawn.
+        tree = await anyio.to_thread.run_sync(
+            functools.partial(create_worktree, workspace, label=case.agent)
+        )
+    try:
+        await _run_case(config, case, result, workspace=tree.workspace if tree else workspace)
+    finally:
+        if tree is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finish_worktree, tree)
+    result.duration_s = time.monotonic() - clock
+    return result
+
+
+async def _run_case(
+    config: Config, case: CheckCase, result: CheckResult, *, workspace: Path
+) -> None:
     import anyio
 
     from launcher.assemble import assemble_session, run_agent
 
-    clock = time.monotonic()
-    result = CheckResult(case)
     session = assemble_session(config, case.agent, ext=case.ext, workspace=workspace)
     recorder = _Recorder()
     session.bus.subscribe(recorder)
@@ -140,8 +169,6 @@ async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> Check
         result.failures.append(str(exc))
     result.session_id = recorder.session_id
     result.started, result.ended = recorder.started, recorder.ended
-    result.duration_s = time.monotonic() - clock
-    return result
 
 
 def preflight(config: Config, cases: Sequence[CheckCase]) -> None:

@@ -80,7 +80,7 @@ def run_login(server: str, config_dir: Path | None, *, no_browser: bool, timeout
     import anyio
 
     from launcher.auth.tokens import TokenStore, env_token, token_env_name
-    from launcher.bridge.oauth import login
+    from launcher.bridge.auth.login import login
     from launcher.cli.options import load
     from launcher.cli.render import describe_oauth
     from launcher.state import state_home

@@ -9,7 +9,9 @@ import typer
 
 from launcher.cli.options import (
     ConfigDir,
+    Isolation,
     JsonFlag,
+    Verbose,
     Workspace,
     check_settle,
     exit_with,
@@ -71,17 +73,26 @@ def batch(
     ] = None,
     config_dir: ConfigDir = None,
     workspace: Workspace = None,
+    isolation: Isolation = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
 
     def body() -> int:
         from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
+        from launcher.worktree import check_isolation, repo_root
 
+        check_isolation(isolation)
+        where = (workspace or Path.cwd()).resolve()
+        if isolation is not None:
+            repo_root(where)  # not a git repository: exit 2 before any task runs
         load(config_dir, session=True)  # a broken config is reported before any task runs
         options = EngineOptions(
             config_dir=str(config_dir.resolve()) if config_dir else None,
-            workspace=str((workspace or Path.cwd()).resolve()),
+            workspace=str(where),
+            isolation=isolation,
+            verbose=verbose,
             model=model,
             address=address,
             num_cpus=num_cpus,

@@ -11,6 +11,7 @@ import typer
 from launcher.cli.options import (
     ConfigDir,
     ExtOpt,
+    Isolation,
     JsonFlag,
     NoLock,
     Verbose,
@@ -80,17 +81,22 @@ def spawn(
         str | None,
         typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
     ] = None,
+    isolation: Isolation = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
 
     def body() -> int:
         from launcher.cli.run import load_resume, run_spawn
         from launcher.errors import UsageError
+        from launcher.worktree import check_isolation
 
+        check_isolation(isolation)
         history = None
         if resume is not None:
             if len(args) != 1 or agent_opt is not None:
                 raise UsageError("--resume takes only the follow-up PROMPT (the agent is stored)")
+            if isolation is not None:
+                raise UsageError("--resume continues in the stored workspace: drop --isolation")
             history = load_resume(resume)
         if history is not None:
             agent, prompt = history.agent, args[0]
@@ -126,6 +132,7 @@ def spawn(
             config_dir=config_from,
             no_lock=no_lock,
             history=history,
+            isolation=isolation,
         )
 
     exit_with(body, fast=True)

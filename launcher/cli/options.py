@@ -38,6 +38,15 @@ Workspace = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
+Isolation = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="worktree",
+        help="worktree: work in a fresh git worktree of the workspace's repository, "
+        "on a new branch (kept only if something changed).",
+    ),
+]
 NoLock = Annotated[
     bool, typer.Option("--no-lock", help="Ignore subagent.lock.json (offer unpinned tools).")
 ]

@@ -197,6 +197,20 @@ def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
     )
     for bad in progress.bad:
         out.write(f"batch: {bad} (not run)\n")
+    for task_id, error in progress.failures.items():
+        out.write(f"batch: {task_id} failed: {_first_line(error)}\n")
+    for task_id, error in progress.failed_before.items():
+        out.write(f"batch: {task_id} failed in an earlier run: {_first_line(error)}\n")
+    failed = [*progress.failures, *progress.failed_before]
+    if failed:
+        out.write(f"batch: failed: {', '.join(failed)}\n")
+        if progress.failed_before:
+            out.write("batch: --retry-failed runs the earlier failures again\n")
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(no error text)"
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -> None:

@@ -148,51 +148,67 @@ def run_spawn(
     config_dir: Path | None = None,
     no_lock: bool = False,
     history: Any = None,
+    isolation: str | None = None,
 ) -> int:
     """`subagent spawn`: run the agent to its end; exit 0 completed, 1 otherwise.
 
-    With `history` (a StoredSession, from `--resume`) the run continues that session.
+    With `history` (a StoredSession, from `--resume`) the run continues that session; with
+    `isolation` (or the agent's own) a new run works in a fresh git worktree.
     """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
     from launcher.events import jsonl_sink
+    from launcher.worktree import describe, isolated_workspace
 
-    delegate = make_delegate(
-        config_dir=str(config_dir.resolve()) if config_dir else None,
-        workspace=workspace.resolve(),
-        depth=0,
-        max_depth=resolve_request(config, agent_name, ext).max_depth,
-    )
-    session = assemble_session(
-        config,
-        agent_name,
-        ext=ext,
-        workspace=workspace,
-        delegate=delegate,
-        lock=not no_lock,
-        config_dir=config_dir,
-        session_id=history.id if history is not None else None,
-    )
-    if json_out:
-        session.bus.subscribe(jsonl_sink(sys.stdout))
-    else:
-        from launcher.cli.render import SpawnRenderer
+    agent = resolve_request(config, agent_name, ext)
+    # A resume continues in its stored workspace (the kept worktree, if any).
+    mode = None if history is not None else isolation or agent.isolation
 
-        session.bus.subscribe(SpawnRenderer())
+    def report(end: Any) -> None:
+        # After the session's own events: the worktree is summed up once every process
+        # of the run is gone.
+        if json_out:
+            sys.stdout.write(end.to_json() + "\n")
+        else:
+            sys.stderr.write(describe(end) + "\n")
 
-    async def main() -> str:
-        return await run_agent(
-            session,
-            prompt,
-            model=model,
-            max_turns=max_turns,
-            base_url=base_url,
-            history=history,
+    with isolated_workspace(workspace, mode, label=agent_name, report=report) as where:
+        delegate = make_delegate(
+            config_dir=str(config_dir.resolve()) if config_dir else None,
+            workspace=where.resolve(),
+            depth=0,
+            max_depth=agent.max_depth,
         )
+        session = assemble_session(
+            config,
+            agent_name,
+            ext=ext,
+            workspace=where,
+            delegate=delegate,
+            lock=not no_lock,
+            config_dir=config_dir,
+            session_id=history.id if history is not None else None,
+        )
+        if json_out:
+            session.bus.subscribe(jsonl_sink(sys.stdout))
+        else:
+            from launcher.cli.render import SpawnRenderer
 
-    status = run_async(main)
-    if verbose:
-        sys.stderr.write(f"session logs: {session.dir}\n")
+            session.bus.subscribe(SpawnRenderer())
+
+        async def main() -> str:
+            return await run_agent(
+                session,
+                prompt,
+                model=model,
+                max_turns=max_turns,
+                base_url=base_url,
+                history=history,
+            )
+
+        status = run_async(main)
+        if verbose:
+            sys.stderr.write(f"session logs: {session.dir}\n")
     return 0 if status == "completed" else 1
 
 
@@ -205,23 +221,31 @@ def run_batch_command(
     options: Any,
     retry_failed: bool,
 ) -> int:
-    """`subagent batch`: exit 0 every task completed, 1 any failed, 2 a bad input line."""
+    """`subagent batch`: exit 0 every task completed, 1 any failed (in this run or recorded
+    in `out` from an earlier one), 2 a bad input line or an unusable `--out`."""
     from launcher.cli.render import BatchBar, print_batch_summary
-    from launcher.engines.base import engine_factory
     from launcher.engines.batch import plan_rerun, run_batch
+    from launcher.engines.factory import engine_factory
+    from launcher.errors import UsageError
 
     make_engine = engine_factory(engine)
     if not tasks.is_file():
-        from launcher.errors import UsageError
-
         raise UsageError(f"{tasks}: no such tasks file")
-    skip = plan_rerun(out, retry_failed=retry_failed)
+    if out is not None:
+        check_writable(out, "--out")
+    plan = plan_rerun(out, retry_failed=retry_failed)
     bar = BatchBar() if sys.stderr.isatty() else None
     sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
 
     async def main() -> Any:
         return await run_batch(
-            tasks, make_engine(options), out=sink, jobs=jobs, skip=skip, on_change=bar
+            tasks,
+            make_engine(options),
+            out=sink,
+            jobs=jobs,
+            skip=plan.skip,
+            failed_before=plan.failed_before,
+            on_change=bar,
         )
 
     try:
@@ -232,7 +256,24 @@ def run_batch_command(
         if sink is not sys.stdout:
             sink.close()
     print_batch_summary(progress)
+    if options.verbose:
+        from launcher.state import state_home
+
+        sys.stderr.write(f"batch: worker logs in {state_home() / 'batch'}\n")
     return progress.exit_code()
+
+
+def check_writable(path: Path, option: str) -> None:
+    """UsageError unless `path` can be appended to (its directory exists, it is a file)."""
+    from launcher.errors import UsageError
+
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: directory {path.parent} does not exist")
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:

@@ -37,6 +37,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
+                "isolation": spec.isolation,
             }
         )
     for name, error in config.broken_agents.items():

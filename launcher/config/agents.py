@@ -18,7 +18,13 @@ import yaml
 
 from launcher.config.expect import Expectations, parse_expectations
 from launcher.config.selectors import parse_selectors
-from launcher.config.types import DEFAULT_MAX_DEPTH, AgentSpec, MemoryScope, Selector
+from launcher.config.types import (
+    DEFAULT_MAX_DEPTH,
+    ISOLATION_MODES,
+    AgentSpec,
+    MemoryScope,
+    Selector,
+)
 from launcher.errors import ConfigError
 
 _FENCE = "---"
@@ -39,6 +45,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "max_turns",
     "allowed_subagents",
     "max_depth",
+    "isolation",
     "expect",
 )
 
@@ -202,7 +209,12 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
     def memory(value: object, key: str, line: int) -> str:
         if value not in _MEMORY_SCOPES:
             raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
-        return cast(str, value)
+        return value
+
+    def isolation(value: object, key: str, line: int) -> str:
+        if value not in ISOLATION_MODES:
+            raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
+        return str(value)
 
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
@@ -246,6 +258,7 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
         ),
+        isolation=cast(str | None, get("isolation", isolation)),
         prompt=prompt,
         source=path,
         expect=expect(),

@@ -13,10 +13,9 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from launcher.errors import ConfigError
-from launcher.toolset.types import ToolEntry
 
 LOCK_FILE = "subagent.lock.json"
 """The lock's file name, in the config directory (see `lock_path`)."""
@@ -27,6 +26,22 @@ NOT_IN_LOCK = "not in lock"
 CHANGED_SINCE_LOCK = "changed since lock"
 LOCK_REASONS = (NOT_IN_LOCK, CHANGED_SINCE_LOCK)
 """The muted reasons a lock gives (CONTRACT.md)."""
+
+
+class PinnableTool(Protocol):
+    """What a pin reads of a registered tool (toolset's ToolEntry has it; config sits below
+    toolset, so it names the shape rather than importing the class)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def server(self) -> str | None: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -73,7 +88,7 @@ def schema_hash(schema: Any) -> str:
     return sha256_text(canonical)
 
 
-def pin_entry(entry: ToolEntry) -> ToolPin:
+def pin_entry(entry: PinnableTool) -> ToolPin:
     """The pin of a server tool as registered now."""
     if entry.server is None:
         raise ValueError(f"built-in tool {entry.name!r} is not locked")
@@ -86,7 +101,7 @@ def pin_entry(entry: ToolEntry) -> ToolPin:
     )
 
 
-def lock_reason(pin: AgentPin, entry: ToolEntry) -> str | None:
+def lock_reason(pin: AgentPin, entry: PinnableTool) -> str | None:
     """The run-time check: None if `entry` matches the agent's pin (or is built-in)."""
     if entry.server is None:
         return None

@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from launcher.config.expand import MASK, expand, has_reference, mask_secrets
 from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
@@ -195,7 +196,7 @@ class _ServerParser(OAuthFields):
                 line = _line_of(self.text, "mcpServers", name, key)
                 where = f"{self.path}:{line}" if line else str(self.path)
                 self.warnings.append(f"{where}: field '{name}.{key}' {reason}; ignored")
-        common = {
+        common: dict[str, Any] = {
             "startup_timeout": self.seconds(raw, "startup_timeout", 30.0),
             "tool_timeout": self.seconds(raw, "tool_timeout", 60.0),
             "required": self.flag(raw, "required"),

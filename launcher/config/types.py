@@ -27,6 +27,8 @@ ORCHESTRATION_TOOLS: frozenset[str] = frozenset(
 """Tools of `subagent serve`; a sub-agent never gets them (no recursive spawning)."""
 
 MemoryScope = Literal["project", "local", "user"]
+ISOLATION_MODES: tuple[str, ...] = ("worktree",)
+"""Values of an agent's `isolation` (and `--isolation`): `worktree` = a fresh git worktree."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class AgentSpec:
     max_turns: int | None = None
     allowed_subagents: tuple[str, ...] = ()
     max_depth: int = DEFAULT_MAX_DEPTH
+    isolation: str | None = None
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`

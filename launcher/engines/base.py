@@ -7,7 +7,7 @@ the results file and progress live in batch.py, so a new engine is one new file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
 from dataclasses import asdict, dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -26,16 +26,20 @@ class BatchTask:
     ext: tuple[str, ...] = ()
     model: str | None = None
     workspace: str | None = None
+    isolation: str | None = None
 
-    def job(self, *, config_dir: str | None, workspace: str, model: str | None) -> Job:
-        """The worker job for this task (its own workspace and model win over the batch's)."""
+    def job(self, options: EngineOptions) -> Job:
+        """The worker job for this task (its own workspace, model and isolation win over
+        the batch's); its worktree branch, if any, is named after its id."""
         return Job(
             prompt=self.prompt,
             agent=self.agent,
             ext=list(self.ext),
-            model=self.model or model,
-            config_dir=config_dir,
-            workspace=self.workspace or workspace,
+            model=self.model or options.model,
+            config_dir=options.config_dir,
+            workspace=self.workspace or options.workspace,
+            isolation=self.isolation or options.isolation,
+            label=self.id,
         )
 
 
@@ -50,6 +54,8 @@ class TaskEnd:
     duration_s: float = 0.0
     session_id: str | None = None
     error: str | None = None
+    worktree: dict[str, Any] | None = None
+    """An isolated task's branch and diff stat (the key is left out when not isolated)."""
 
     @classmethod
     def from_state(cls, task_id: str, state: RunState, duration_s: float) -> TaskEnd:
@@ -62,10 +68,21 @@ class TaskEnd:
             duration_s=round(duration_s, 3),
             session_id=state.session_id,
             error=state.error,
+            worktree=state.worktree,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["worktree"] is None:
+            del data["worktree"]
+        return data
+
+
+def log_name(task_id: str) -> str:
+    """A file name for a task's worker log that any id maps to safely and uniquely."""
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:12]
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task_id)[:40]
+    return f"{safe}-{digest}.log"
 
 
 class Engine(Protocol):
@@ -99,18 +116,7 @@ class EngineOptions:
     max_retries: int = 1
     jobs: int = 1
     """Tasks at once (`--jobs`); the local engine keeps as many workers started ahead."""
-
-
-def engine_factory(name: str) -> Callable[[EngineOptions], Engine]:
-    """The engine class for `--engine NAME` (imported only when chosen)."""
-    if name == "local":
-        from launcher.engines.local import LocalEngine
-
-        return LocalEngine
-    if name == "ray":
-        from launcher.engines.ray_engine import RayEngine
-
-        return RayEngine
-    from launcher.errors import UsageError
-
-    raise UsageError(f"unknown engine '{name}' (choose local or ray)")
+    isolation: str | None = None
+    """`--isolation`: the default for tasks that do not name their own."""
+    verbose: bool = False
+    """`--verbose`: the engine's own log lines (Ray's) on the terminal, not in a file."""

@@ -25,6 +25,10 @@ class BatchProgress:
     failed: int = 0
     bad: list[BadLine] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    failures: dict[str, str] = field(default_factory=dict)
+    """id -> error of every task that failed in this run."""
+    failed_before: dict[str, str] = field(default_factory=dict)
+    """id -> error of tasks whose recorded result is a failure and that did not run again."""
 
     @property
     def done(self) -> int:
@@ -36,10 +40,10 @@ class BatchProgress:
         return self.done / elapsed if elapsed > 0 else 0.0
 
     def exit_code(self) -> int:
-        """0 every task completed, 1 any failed, 2 a bad input line."""
+        """0 every task completed, 1 any failed (now or in a recorded result), 2 a bad line."""
         if self.bad:
             return 2
-        return 1 if self.failed else 0
+        return 1 if self.failed or self.failed_before else 0
 
 
 async def run_batch(
@@ -49,14 +53,16 @@ async def run_batch(
     out: TextIO,
     jobs: int,
     skip: set[str],
+    failed_before: dict[str, str] | None = None,
     on_change: Callable[[BatchProgress], None] | None = None,
 ) -> BatchProgress:
     """Run every task of `tasks_path` not in `skip`, at most `jobs` at once.
 
     Input is read as slots free up and results are written as tasks end, so memory stays
-    flat however long the file is.
+    flat however long the file is. `failed_before` (id -> error): recorded failures kept
+    from an earlier run, which still make the batch's exit status 1.
     """
-    progress = BatchProgress()
+    progress = BatchProgress(failed_before=dict(failed_before or {}))
     notify = on_change or (lambda _: None)
     slots = anyio.Semaphore(jobs)
 
@@ -72,6 +78,7 @@ async def run_batch(
                 progress.completed += 1
             else:
                 progress.failed += 1
+                progress.failures[task.id] = end.error or f"ended {end.status}"
         finally:
             progress.running -= 1
             slots.release()
@@ -93,15 +100,25 @@ async def run_batch(
     return progress
 
 
-def plan_rerun(results: Path | None, *, retry_failed: bool) -> set[str]:
+@dataclass(frozen=True)
+class RerunPlan:
+    """What a re-run over an existing results file skips, and which failures it keeps."""
+
+    skip: set[str] = field(default_factory=set)
+    failed_before: dict[str, str] = field(default_factory=dict)
+
+
+def plan_rerun(results: Path | None, *, retry_failed: bool) -> RerunPlan:
     """Ids a re-run skips: completed ones, and failed ones unless `retry_failed`.
 
-    Failed ones that will run again lose their old line first (one line per id).
+    Failed ones that will run again lose their old line first (one line per id); failed
+    ones that will not are kept in `failed_before` (with their recorded error).
     """
     if results is None:
-        return set()
+        return RerunPlan()
     done = finished(results)
+    failed = {i: r.error or f"ended {r.status}" for i, r in done.items() if r.status != "completed"}
     if retry_failed:
-        drop_results(results, {i for i, status in done.items() if status != "completed"})
-        return {i for i, status in done.items() if status == "completed"}
-    return set(done)
+        drop_results(results, set(failed))
+        return RerunPlan(skip={i for i, r in done.items() if r.status == "completed"})
+    return RerunPlan(skip=set(done), failed_before=failed)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 from pathlib import Path
 from types import TracebackType
@@ -12,7 +11,7 @@ import anyio
 
 from launcher.backend.pool import SubAgent, drive_worker
 from launcher.backend.spare import SparePool
-from launcher.engines.base import BatchTask, EngineOptions, TaskEnd
+from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
 from launcher.state import state_home
 
 MAX_BATCH_SPARES = 4
@@ -20,13 +19,6 @@ MAX_BATCH_SPARES = 4
 tend to end together, so one spare serves one of them and the rest start cold (measured:
 no gain at --jobs 4); a slot's spare starts while its task runs. Capped: each waiting
 spare holds an interpreter (~40 MiB), and a wide batch is CPU-bound anyway."""
-
-
-def log_name(task_id: str) -> str:
-    """A file name for a task's worker log that any id maps to safely and uniquely."""
-    digest = hashlib.sha256(task_id.encode()).hexdigest()[:12]
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task_id)[:40]
-    return f"{safe}-{digest}.log"
 
 
 class LocalEngine:
@@ -66,7 +58,7 @@ class LocalEngine:
     async def run(self, task: BatchTask) -> TaskEnd:
         """One task to its end; a worker that cannot start is an error TaskEnd."""
         o = self.options
-        job = task.job(config_dir=o.config_dir, workspace=o.workspace, model=o.model)
+        job = task.job(o)
         entry = SubAgent(id=task.id, agent=task.agent, status="running")
         log_path = self._logs / log_name(task.id)
         start = time.monotonic()

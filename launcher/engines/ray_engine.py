@@ -1,18 +1,24 @@
 """The Ray engine: each task a Ray task that runs the worker process on its node.
 
 `pip install 'subagent[ray]'`. Without `--address` a local Ray is started for the batch
-and shut down with it. A Ray task whose worker process dies without reporting an end
-(its node lost, the process killed) exits its Ray worker, which Ray retries up to
-`max_retries` times; a run that failed on its own returns normally and is never retried.
+and shut down with it; it listens on loopback only. Ray's own log lines go to
+`SUBAGENT_HOME/batch/ray.log` (to the terminal with `--verbose`). A Ray task whose worker
+process dies without reporting an end (its node lost, the process killed) exits its Ray
+worker, which Ray retries up to `max_retries` times; a run that failed on its own returns
+normally and is never retried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ipaddress
+import logging
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
@@ -22,10 +28,9 @@ import anyio
 
 from launcher.backend import protocol
 from launcher.backend.protocol import Job, RunState
-from launcher.engines.base import BatchTask, EngineOptions, TaskEnd
-from launcher.engines.local import log_name
-from launcher.errors import UsageError
-from launcher.state import state_home
+from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
+from launcher.errors import RunError, UsageError
+from launcher.state import private_dir, private_opener, state_home
 
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 """A local Ray moves only small result dicts: a small object store fits a 2-core box."""
@@ -33,9 +38,18 @@ WORKER_LOST_EXIT = 75
 """How a Ray worker leaves when its sub-agent worker died: Ray then retries the task."""
 PASSED_ENV = ("SUBAGENT_HOME", "SUBAGENT_MODEL", "PATH", "HOME")
 """Driver variables a task's worker needs on its node (model keys travel the same way)."""
+LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch, read when `ray` is imported, between a one-machine cluster (0: its node
+address and every server it starts are 127.0.0.1, as Ray does on macOS and Windows) and
+a reachable one (the machine's network address, servers on all interfaces)."""
+RAY_LOG_NAME = "ray.log"
+RAY_LOGGER = "ray"
 
 
-def _import_ray() -> Any:
+def _import_ray(*, loopback: bool) -> Any:
+    """`ray`, imported; `loopback`: set up for a local cluster no other machine can reach."""
+    if loopback:
+        os.environ[LOOPBACK_ONLY_ENV] = "0"  # its servers inherit it too
     try:
         import ray
     except ImportError as exc:
@@ -77,6 +91,31 @@ def run_on_node(job: dict[str, Any], env: dict[str, str], log_path: str) -> dict
     return {k: v for k, v in asdict(state).items() if not k.startswith("_")}
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@contextlib.contextmanager
+def _ray_logs_to(path: Path) -> Iterator[None]:
+    """Ray's own log records (its `ray` logger) into `path` instead of the terminal."""
+    private_dir(path.parent, state_home())
+    handler = logging.StreamHandler(open(path, "a", encoding="utf-8", opener=private_opener))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger(RAY_LOGGER)
+    saved = logger.handlers[:], logger.propagate
+    logger.handlers = [handler]
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.handlers, logger.propagate = saved
+        handler.close()
+        handler.stream.close()
+
+
 class RayEngine:
     """Runs each task as a Ray task (`num_cpus` each, `max_retries` for lost workers)."""
 
@@ -84,21 +123,32 @@ class RayEngine:
 
     def __init__(self, options: EngineOptions) -> None:
         self.options = options
-        self._ray = _import_ray()
+        self._started_here = not options.address
+        self._ray = _import_ray(loopback=self._started_here)
         self._remote: Any = None
-        self._started_here = False
+        self._logs = contextlib.ExitStack()
 
     async def __aenter__(self) -> RayEngine:
         ray, o = self._ray, self.options
+        if not o.verbose:
+            self._logs.enter_context(_ray_logs_to(state_home() / "batch" / RAY_LOG_NAME))
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
         if o.address:
             kwargs["address"] = o.address
         else:
             kwargs["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
-            self._started_here = True
         kwargs["runtime_env"] = {"env_vars": env}
-        await anyio.to_thread.run_sync(lambda: ray.init(**kwargs))
+        context = await anyio.to_thread.run_sync(lambda: ray.init(**kwargs))
+        if self._started_here:
+            node = str(context.address_info.get("node_ip_address", ""))
+            if not _is_loopback(node):
+                await anyio.to_thread.run_sync(ray.shutdown)
+                self._logs.close()
+                raise RunError(
+                    f"the local Ray would listen on {node}, not loopback only: not started "
+                    "(was ray imported before subagent set it up?)"
+                )
         self._remote = ray.remote(run_on_node).options(
             num_cpus=o.num_cpus, max_retries=o.max_retries, retry_exceptions=False
         )
@@ -111,12 +161,15 @@ class RayEngine:
         tb: TracebackType | None,
     ) -> None:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._ray.shutdown)
+            try:
+                await anyio.to_thread.run_sync(self._ray.shutdown)
+            finally:
+                self._logs.close()
 
     async def run(self, task: BatchTask) -> TaskEnd:
         """Submit the task and wait for its end; cancelling kills its Ray worker."""
         o = self.options
-        job = task.job(config_dir=o.config_dir, workspace=o.workspace, model=o.model)
+        job = task.job(o)
         log_path = str(state_home() / "batch" / log_name(task.id))
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         start = time.monotonic()

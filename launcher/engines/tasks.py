@@ -13,11 +13,12 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from launcher.config.types import ISOLATION_MODES
 from launcher.engines.base import BatchTask
 
-FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace"})
+FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace", "isolation"})
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,10 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     """One input line as a BatchTask, or why it is not one."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return BadLine(line, f"not JSON ({exc.msg})")
+    except ValueError as exc:  # e.g. a lone surrogate that is not UTF-8
+        return BadLine(line, f"not JSON ({exc})")
     if not isinstance(data, dict):
         return BadLine(line, "not a JSON object")
     unknown = sorted(set(data) - FIELDS)
@@ -55,6 +58,11 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     for key in ("agent", "model", "workspace"):
         if data.get(key) is not None and not isinstance(data[key], str):
             return BadLine(line, f"field '{key}' must be a string")
+    isolation = data.get("isolation")
+    if isolation is not None and isolation not in ISOLATION_MODES:
+        return BadLine(
+            line, f"field 'isolation' must be {' or '.join(ISOLATION_MODES)}, got {isolation!r}"
+        )
     return BatchTask(
         id=str(task_id),
         prompt=prompt,
@@ -63,6 +71,7 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
         ext=tuple(ext),
         model=data.get("model"),
         workspace=data.get("workspace"),
+        isolation=isolation,
     )
 
 
@@ -82,9 +91,16 @@ def read_tasks(path: Path) -> Iterator[BatchTask | BadLine]:
             yield parsed
 
 
-def finished(results: Path) -> dict[str, str]:
-    """id -> status of every task a results file already holds (the last line wins)."""
-    out: dict[str, str] = {}
+class Recorded(NamedTuple):
+    """What a results file says of one task: its status and, for a failure, the error."""
+
+    status: str
+    error: str | None = None
+
+
+def finished(results: Path) -> dict[str, Recorded]:
+    """id -> what a results file already holds for it (the last line wins)."""
+    out: dict[str, Recorded] = {}
     if not results.exists():
         return out
     with results.open(encoding="utf-8", errors="replace") as f:
@@ -94,7 +110,10 @@ def finished(results: Path) -> dict[str, str]:
             except ValueError:
                 continue  # a line cut short by a crash: that task runs again
             if isinstance(row, dict) and isinstance(row.get("id"), str):
-                out[row["id"]] = str(row.get("status"))
+                error = row.get("error")
+                out[row["id"]] = Recorded(
+                    str(row.get("status")), error if isinstance(error, str) else None
+                )
     return out
 
 

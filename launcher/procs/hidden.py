@@ -50,7 +50,7 @@ def secret_names(env: Mapping[str, str], referenced: Iterable[str] = ()) -> set[
     return {k for k in env if SECRET_NAME.search(k) or k in wanted} - {HANDOVER_VAR}
 
 
-def handover_fd(values: Mapping[str, str]) -> int:
+def handover_fd(values: Mapping[str, object]) -> int:
     """An inheritable descriptor, at offset 0, holding `values` as JSON; never on disk on Linux."""
     data = json.dumps(dict(values)).encode()
     if hasattr(os, "memfd_create"):

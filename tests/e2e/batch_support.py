@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import Subagent, processes_mentioning
+import pytest
+
+from tests.e2e.conftest import Subagent, parse_events, processes_mentioning
 
 
 def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = frozenset()) -> Path:
@@ -23,7 +27,7 @@ def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = fro
 
 
 def results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return parse_events(path.read_text())
 
 
 def session_spans(subagent: Subagent) -> list[tuple[float, float]]:
@@ -56,3 +60,28 @@ def workers(root: Path) -> list[int]:
         except OSError:
             continue  # it ended meanwhile
     return found
+
+
+def need_ray() -> None:
+    """Skip without Ray (fail in CI, where setup installs it)."""
+    if importlib.util.find_spec("ray") is None:
+        reason = "ray is not installed (scripts/setup.sh --interop installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def written(path: Path) -> list[dict[str, Any]]:
+    """The whole lines of a results file still being written ([] before it exists)."""
+    return parse_events(path.read_text(), partial_tail=True) if path.exists() else []
+
+
+def thinking(subagent: Subagent, prompt: str) -> bool:
+    """A session on `prompt` has started turn 1 and not ended: its worker is mid-task."""
+    for session in subagent.sessions():
+        events = subagent.events(session)
+        types = {e.get("type") for e in events}
+        asked = any(e.get("type") == "user_message" and e.get("content") == prompt for e in events)
+        if asked and "turn_start" in types and "session_end" not in types:
+            return True
+    return False

@@ -2,7 +2,7 @@
 
 `npx conformance client --command "python tests/e2e/conformance_auth_client.py" --scenario
 auth/NAME` appends the scenario server's URL. This program logs in with
-`launcher.bridge.oauth.login` (the browser step is an HTTP client following the
+`launcher.bridge.auth.login.login` (the browser step is an HTTP client following the
 authorization server's redirect to the loopback receiver), then connects through
 `McpConnection` with the stored tokens and calls every tool, exactly as a session would.
 At the end it fails if any token value it stored shows up in its own output (the
@@ -24,8 +24,8 @@ import anyio
 import httpx2
 
 from launcher.auth.tokens import TokenStore
+from launcher.bridge.auth.login import login
 from launcher.bridge.connection import McpConnection
-from launcher.bridge.oauth import login
 from launcher.config.types import OAuthSettings, ServerSpec
 from launcher.events import Event
 from launcher.toolset.types import ToolDef

@@ -11,12 +11,17 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from launcher.secrets import is_secret_name
+
+if TYPE_CHECKING:
+    from tests.e2e.model_stub import ModelStub
 
 RUN_LIMIT_S = 90.0
 """No CLI run in these tests comes near this; it only bounds a hung run."""
@@ -25,6 +30,58 @@ GONE_LIMIT_S = 10.0
 POLL_S = 0.05
 
 LEGACY_PROXY = Path(__file__).with_name("legacy_era_proxy.py")
+MODEL_ENDPOINTS = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+"""Model settings a developer's shell may hold that would send a test's model elsewhere."""
+
+
+def cli_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The one environment every CLI run in these tests gets.
+
+    The caller's environment without `SUBAGENT_*`, credential-named variables (the
+    launcher's own rule, `is_secret_name`) and model endpoints; SUBAGENT_HOME at `home`;
+    then `extra` (a value of None removes that variable).
+    """
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SUBAGENT_") and not is_secret_name(k) and k not in MODEL_ENDPOINTS
+    }
+    env["SUBAGENT_HOME"] = str(home)
+    for name, value in (extra or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def cli_argv(*args: str) -> list[str]:
+    """`subagent ARGS` as this interpreter runs it (the tree under test, not an installed copy)."""
+    return [sys.executable, "-m", "launcher.cli", *args]
+
+
+def scripted_spawn(config: Path, script: Path, *args: str) -> list[str]:
+    """`spawn --json --config-dir CONFIG --model scripted:SCRIPT ARGS...`: the usual test run."""
+    return ["spawn", "--json", "--config-dir", str(config), "--model", f"scripted:{script}", *args]
+
+
+def parse_events(text: str, *, partial_tail: bool = False) -> list[dict[str, Any]]:
+    """The JSON-lines event stream in `text` (`--json` stdout, an events.jsonl, a call log).
+
+    `partial_tail`: the stream is still being written, so a last line that does not parse
+    yet ends it instead of failing.
+    """
+    events: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            if partial_tail:
+                break
+            raise
+    return events
 
 
 def stub(name: str, *args: str, **fields: Any) -> dict[str, Any]:
@@ -60,7 +117,7 @@ class Run:
         return json.loads(self.stdout)
 
     def json_lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+        return parse_events(self.stdout)
 
 
 class Subagent:
@@ -70,32 +127,34 @@ class Subagent:
         self.home = home
         self.cwd = cwd
 
-    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
-        env["SUBAGENT_HOME"] = str(self.home)
-        env.update(extra or {})
-        return env
+    def env(self, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+        return cli_env(self.home, extra)
 
     def argv(self, args: Iterable[str]) -> list[str]:
-        return [sys.executable, "-m", "launcher.cli", *args]
+        return cli_argv(*args)
 
     def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_LIMIT_S
+        self,
+        *args: str,
+        env: Mapping[str, str | None] | None = None,
+        timeout: float = RUN_LIMIT_S,
+        cwd: Path | None = None,
+        stdin: str | None = None,
     ) -> Run:
-        """Run to completion and capture its output."""
+        """Run to completion and capture its output (`stdin`: text fed to it, else none)."""
         proc = subprocess.run(
             self.argv(args),
             capture_output=True,
             text=True,
             env=self.env(env),
-            cwd=self.cwd,
+            cwd=cwd or self.cwd,
             timeout=timeout,
-            stdin=subprocess.DEVNULL,
+            **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}),
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
     def start(
-        self, *args: str, env: dict[str, str] | None = None, **popen: Any
+        self, *args: str, env: Mapping[str, str | None] | None = None, **popen: Any
     ) -> subprocess.Popen[str]:
         """Start in the background, in its own process group (as a shell job would be)."""
         popen.setdefault("stdout", subprocess.PIPE)
@@ -122,15 +181,17 @@ class Subagent:
         path = session / "events.jsonl"
         if not path.exists():
             return []
-        lines = path.read_text().splitlines()
         # The last line may be half-written while the session runs.
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                break
-        return out
+        return parse_events(path.read_text(), partial_tail=True)
+
+
+@pytest.fixture
+def model() -> Iterator[ModelStub]:
+    """A loopback model stub (OpenAI and Anthropic shapes, tests/e2e/model_stub.py)."""
+    from tests.e2e.model_stub import ModelStub
+
+    with ModelStub() as server:
+        yield server
 
 
 @pytest.fixture

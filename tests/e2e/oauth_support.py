@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import queue
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from typing import Any
 
 import httpx2
 
-from tests.e2e.conftest import Subagent
+from tests.e2e.conftest import Subagent, scripted_spawn
 
 FIXTURE_START_LIMIT_S = 30.0
 """Bounds the wait for the fixture's `PORT` line (it prints it before importing the SDK)."""
@@ -191,23 +190,7 @@ def write_script(path: Path, text: str) -> Path:
 
 def spawn_args(config: Path, script: Path, *extra: str) -> list[str]:
     """`spawn --json` of `script` with the fixture's server selected."""
-    return [
-        "spawn",
-        "--json",
-        "--config-dir",
-        str(config),
-        "--ext",
-        "remote",
-        "--model",
-        f"scripted:{script}",
-        *extra,
-        "go",
-    ]
-
-
-def events_of(stdout: str) -> list[dict[str, Any]]:
-    """The `--json` event lines of a spawn."""
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    return scripted_spawn(config, script, "--ext", "remote", *extra, "go")
 
 
 def tool_texts(events: list[dict[str, Any]]) -> list[tuple[bool, str]]:

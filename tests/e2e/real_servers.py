@@ -19,6 +19,8 @@ from typing import Any, NoReturn
 import pytest
 import yaml
 
+from tests.e2e.conftest import cli_argv, cli_env, parse_events
+
 REPO = Path(__file__).resolve().parents[2]
 INTEROP = REPO / ".interop"
 NODE_MODULES = INTEROP / "node_modules"
@@ -95,17 +97,10 @@ def run_cli(
 
     `env` overrides the inherited environment; a value of None removes that variable.
     """
-    overrides = {"SUBAGENT_CONFIG_DIR": None, **(env or {})}
-    child_env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "home")}
-    for name, value in overrides.items():
-        if value is None:
-            child_env.pop(name, None)
-        else:
-            child_env[name] = value
     proc = subprocess.run(
-        [sys.executable, "-m", "launcher.cli", *args],
+        cli_argv(*args),
         cwd=tmp_path,
-        env=child_env,
+        env=cli_env(tmp_path / "home", env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -158,7 +153,7 @@ def spawn_events(
         ],
         tmp_path=tmp_path,
     )
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    return parse_events(out)
 
 
 def tool_results(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -21,8 +21,13 @@ def is_spare(pid: int) -> bool:
     return process_name(pid) in (SPARE_NAME, WARMING_NAME)
 
 
-def children(parent: int) -> list[int]:
-    """Live processes whose parent is `parent`."""
+PPID_FIELD = 1
+PGID_FIELD = 2
+"""Positions in /proc/PID/stat after the parenthesised name: state, ppid, pgrp, ..."""
+
+
+def _live_where(field: int, value: int) -> list[int]:
+    """Live processes (zombies count as gone, as in conftest) whose stat `field` is `value`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -31,25 +36,19 @@ def children(parent: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        # Fields after the parenthesised name: state, ppid, ...
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and is_alive(int(entry.name)):
+        if int(stat.rsplit(")", 1)[1].split()[field]) == value and is_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def children(parent: int) -> list[int]:
+    """Live processes whose parent is `parent`."""
+    return _live_where(PPID_FIELD, parent)
 
 
 def group_members(pgid: int) -> list[int]:
-    """Live processes of process group `pgid` (zombies count as gone, as in conftest)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid and is_alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+    """Live processes of process group `pgid`."""
+    return _live_where(PGID_FIELD, pgid)
 
 
 def spares_of(parent: int, *, ready: bool = False) -> list[int]:

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.conftest import cli_argv, cli_env
+
+__all__ = ["CLI_LIMIT_S", "LineTail", "cli_argv", "cli_env", "log_json", "run_cli"]
+
 CLI_LIMIT_S = 90.0
 """No CLI run in these tests comes near this; it only bounds a hung run."""
-
-
-def cli_env(state: Path) -> dict[str, str]:
-    """The test's environment with SUBAGENT_HOME at `state` and no model settings inherited."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        env.pop(var, None)
-    env["SUBAGENT_HOME"] = str(state)
-    return env
-
-
-def cli_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "launcher.cli", *args]
 
 
 def run_cli(state: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -45,10 +34,6 @@ def log_json(state: Path, *args: str) -> Any:
     proc = run_cli(state, "log", *args, "--json", cwd=state.parent)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
-
-
-def events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 class LineTail:

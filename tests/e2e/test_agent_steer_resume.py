@@ -45,11 +45,6 @@ class Recording:
         return await self.inner.complete(request)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_steer_arrives_next_turn_and_resume_keeps_history_and_scope(tmp_path: Path) -> None:
     log = tmp_path / "calls"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.spawn_support import call_log, spawn, stub, write_config
+from tests.e2e.spawn_support import call_log, spawn_with_lazy
 
 SCRIPT = """
 steps:
@@ -18,17 +18,10 @@ steps:
 def test_tool_registered_during_turn_one_is_refused_in_turn_one_and_runs_in_turn_two(
     tmp_path: Path,
 ) -> None:
-    log = tmp_path / "calls"
-    config = write_config(
-        tmp_path / "cfg", {"lazy": stub("lazy", "--at", "1:late", "--call-log", str(log))}
-    )
-    script = tmp_path / "s.yaml"
-    script.write_text(SCRIPT)
-
-    run = spawn(config, script, "--ext", "lazy", "go", state=tmp_path / "state")
+    run, log = spawn_with_lazy(tmp_path, SCRIPT, "--at", "1:late")
 
     assert run.code == 0, run.stderr
-    offered = {e["turn"]: e["tools"] for e in run.of_type("turn_start")}
+    offered = run.offered()
     assert "lazy__late" not in offered[1]
     assert "lazy__late" in offered[2]
     # It registered while turn 1's model was thinking: in scope, but never offered there.

@@ -56,12 +56,17 @@ def test_six_tasks_three_at_a_time_every_result_and_a_rerun_skips(
     assert len(spans) == 5  # the failing task never got a session
     assert most_at_once(spans) == 3
     assert "5 completed, 1 failed" in run.stderr
+    assert "t4 failed: " in run.stderr and "missing.yaml" in run.stderr  # its error, printed
 
     again = subagent.run(*args, timeout=BATCH_LIMIT_S)
-    assert again.code == 0, again.stderr  # nothing ran: failed ones are kept without --retry
+    # Nothing ran (failed ones are kept without --retry-failed), but t4's recorded result
+    # is still a failure: the re-run says so and exits 1.
+    assert again.code == 1, again.stderr
     assert len(subagent.sessions()) == 5
     assert len(results(out)) == 6
     assert "6 skipped" in again.stderr
+    assert "batch: failed: t4\n" in again.stderr
+    assert "t4 failed in an earlier run: " in again.stderr and "missing.yaml" in again.stderr
 
     # --retry-failed re-runs t4 (now fixed), and the file keeps one line per id.
     (tmp_path / "missing.yaml").write_text("steps:\n  - say: fixed\n")
@@ -134,3 +139,18 @@ def test_a_signal_mid_batch_leaves_no_worker_or_server(
     # Workers see their stdin close (however the driver died), stop and end their servers.
     assert_all_gone([], tmp_path)
     assert not out.exists() or results(out) == []
+
+
+def test_an_out_file_in_a_missing_directory_is_a_usage_error(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    config = write_config(tmp_path / "cfg", {})
+    tasks = scripted_tasks(tmp_path, 1, sleep=0)
+    out = tmp_path / "nonexistent" / "dir" / "x"
+
+    run = subagent.run("batch", str(tasks), "--config-dir", str(config), "--out", str(out))
+
+    assert run.code == 2, run.stderr
+    assert f"--out {out}: directory {out.parent} does not exist" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert subagent.sessions() == []  # refused before any task ran

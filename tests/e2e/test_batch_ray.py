@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import os
 import signal
 import time
@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_support import results, scripted_tasks
+from tests.e2e.batch_support import need_ray, results, scripted_tasks, thinking, written
 from tests.e2e.batch_support import workers as batch_workers
 from tests.e2e.conftest import (
     Subagent,
     assert_all_gone,
     is_alive,
+    wait_until,
     write_config,
 )
 
@@ -24,14 +25,6 @@ pytestmark = pytest.mark.e2e
 RAY_LIMIT_S = 240.0
 """A local Ray starts in ~7 s here; six tasks plus one retried run well within this."""
 KILL_LIMIT_S = 120.0
-
-
-def _need_ray() -> None:
-    if importlib.util.find_spec("ray") is None:
-        reason = "ray is not installed (scripts/setup.sh --interop installs it)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 def ray_processes() -> list[int]:
@@ -54,7 +47,7 @@ def ray_processes() -> list[int]:
 def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    _need_ray()
+    need_ray()
     before = set(ray_processes())
     config = write_config(tmp_path / "cfg", {})
     tasks = scripted_tasks(tmp_path, 6, sleep=1)
@@ -78,9 +71,19 @@ def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
 def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    _need_ray()
+    need_ray()
     config = write_config(tmp_path / "cfg", {})
-    tasks = scripted_tasks(tmp_path, 2, sleep=6)
+    # t0 thinks until it is killed; t1 answers at once. The kill waits on conditions only:
+    # t1's result line (written after its worker exited, so every worker left is t0's)
+    # and t0's session in its first turn.
+    slow, quick = tmp_path / "slow.yaml", tmp_path / "quick.yaml"
+    slow.write_text("steps:\n  - sleep: 3600\n    say: answer\n")
+    quick.write_text("steps:\n  - say: answer\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"id": "t0", "prompt": "task 0", "model": f"scripted:{slow}"}) + "\n"
+        + json.dumps({"id": "t1", "prompt": "task 1", "model": f"scripted:{quick}"}) + "\n"
+    )  # fmt: skip
     out = tmp_path / "results.jsonl"
     batch = subagent.start(
         "batch", str(tasks), "--config-dir", str(config), "--out", str(out),
@@ -88,15 +91,15 @@ def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(
     )  # fmt: skip
     killed: int | None = None
     try:
-        deadline = time.monotonic() + KILL_LIMIT_S
-        while killed is None and time.monotonic() < deadline:
-            # A sub-agent worker of this batch that has started its session.
-            workers = batch_workers(tmp_path)
-            if workers and subagent.sessions():
-                killed = workers[0]
-                os.kill(killed, signal.SIGKILL)
-            time.sleep(0.1)
-        assert killed is not None, "no worker appeared"
+        ready = wait_until(
+            lambda: any(r.get("id") == "t1" for r in written(out)) and thinking(subagent, "task 0"),
+            KILL_LIMIT_S,
+        )
+        assert ready, f"t1 did not end or t0 did not start: {written(out)}"
+        (killed,) = batch_workers(tmp_path)
+        # Its retry reads the script afresh: it must answer at once, not think for an hour.
+        slow.write_text(quick.read_text())
+        os.kill(killed, signal.SIGKILL)
         batch.wait(timeout=RAY_LIMIT_S)
     finally:
         if batch.poll() is None:

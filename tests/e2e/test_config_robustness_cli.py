@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.conftest import cli_argv, cli_env
 
 CLI_TIMEOUT_S = 30.0
 """Upper bound for one CLI run here; a hang (a blocked FIFO read) fails instead of stalling."""
@@ -15,13 +16,10 @@ DEEP = 5000
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SUBAGENT_CONFIG_DIR"}
-    env["HOME"] = str(cwd)
-    env["SUBAGENT_HOME"] = str(cwd / "state")
     return subprocess.run(
-        [sys.executable, "-m", "launcher.cli", *args],
+        cli_argv(*args),
         cwd=cwd,
-        env=env,
+        env=cli_env(cwd / "state", {"HOME": str(cwd)}),
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,

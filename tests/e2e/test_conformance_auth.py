@@ -1,6 +1,6 @@
 """The official conformance suite's `auth/*` client scenarios, run through the project's OAuth code.
 
-`conformance_auth_client.py` logs in with `launcher.bridge.oauth.login` (the browser step
+`conformance_auth_client.py` logs in with `launcher.bridge.auth.login.login` (the browser step
 is an HTTP client following the redirect), then connects through `McpConnection` with the
 stored tokens and calls the scenario's tools; a client_credentials scenario skips the
 login, as a configured machine client does. The client exits 1 if a token value shows up

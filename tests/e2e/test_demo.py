@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.e2e.conftest import parse_events
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +35,7 @@ def test_triage_demo_runs_against_the_github_stub(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    events = parse_events(proc.stdout)
     results = [e for e in events if e["type"] == "tool_result"]
     assert [r["is_error"] for r in results if r["name"] == "mcp-github__list_issues"] == [
         False,

@@ -7,7 +7,6 @@ exit 0, every tool active-and-in-scope or muted with a reason, and no traceback.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from fnmatch import fnmatchcase
@@ -15,6 +14,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
+from tests.e2e.conftest import cli_argv, cli_env
 
 CLI_TIMEOUT_S = 60.0
 """One `subagent tools` run with one stub; a hang fails the example instead of stalling."""
@@ -42,21 +43,10 @@ def _run(tmp: Path, tools: list[dict]) -> subprocess.CompletedProcess[str]:
         "args": ["-m", "mcp_servers.faulty", "--tools-from", str(listing)],
     }
     (conf / "mcp.json").write_text(json.dumps({"mcpServers": {"s": server, "s_": server}}))
-    env = {k: v for k, v in os.environ.items() if k != "SUBAGENT_CONFIG_DIR"}
-    env.update(HOME=str(tmp), SUBAGENT_HOME=str(tmp / "state"))
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "launcher.cli",
-            "tools",
-            "scoped",
-            "--json",
-            "--config-dir",
-            str(conf),
-        ],
+        cli_argv("tools", "scoped", "--json", "--config-dir", str(conf)),
         cwd=tmp,
-        env=env,
+        env=cli_env(tmp / "state", {"HOME": str(tmp)}),
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,

@@ -94,7 +94,7 @@ def test_a_mid_session_redescribe_mutes_the_tool_from_the_next_turn(
     run = spawn(config, script, "go", state=tmp_path / "state")
 
     assert run.code == 0, run.stderr
-    offered = {e["turn"]: e["tools"] for e in run.of_type("turn_start")}
+    offered = run.offered()
     assert "lazy__echo" in offered[1]
     assert "lazy__echo" not in offered[3]
     assert "lazy__sleep" in offered[3]

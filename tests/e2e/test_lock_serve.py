@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 
 from launcher.check.lock import AgentPin, Lock, ToolPin, write_lock
+from tests.e2e.conftest import parse_events
 from tests.e2e.test_serve import LIMIT_S, serve
 
 pytestmark = pytest.mark.e2e
@@ -24,7 +24,7 @@ def pin_echo_with_a_stale_description(config: Path) -> None:
 
 def worker_events(tmp_path: Path) -> list[dict]:
     (record,) = (tmp_path / "state" / "sessions").glob("*/events.jsonl")
-    return [json.loads(line) for line in record.read_text().splitlines()]
+    return parse_events(record.read_text())
 
 
 @pytest.mark.anyio

@@ -45,12 +45,6 @@ STREAMS = {"openai": openai_stream, "anthropic": anthropic_stream}
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    # httpx behaves the same on both backends; one keeps the suite fast.
-    return "asyncio"
-
-
-@pytest.fixture
 def stub() -> Iterator[ModelStub]:
     with ModelStub() as server:
         yield server

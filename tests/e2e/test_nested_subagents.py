@@ -11,6 +11,7 @@ import pytest
 from tests.e2e.conftest import (
     Subagent,
     assert_all_gone,
+    parse_events,
     read_pid,
     stub,
     wait_until,
@@ -54,8 +55,7 @@ def records(subagent: Subagent) -> dict[str, list[dict]]:
 
 
 def results_of(run_stdout: str, name: str) -> list[dict]:
-    events = [json.loads(line) for line in run_stdout.splitlines() if line.strip()]
-    return [e for e in events if e["type"] == "tool_result" and e["name"] == name]
+    return [e for e in parse_events(run_stdout) if e["type"] == "tool_result" and e["name"] == name]
 
 
 def test_a_child_runs_with_its_own_scope_and_answers_the_parent(

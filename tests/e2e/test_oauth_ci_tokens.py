@@ -7,17 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, write_config
-from tests.e2e.oauth_support import (
-    assert_no_leak,
-    events_of,
-    login,
-    oauth_fixture,
-    oauth_server,
-    spawn_args,
-    tool_texts,
-    write_script,
-)
+from tests.e2e import oauth_support as oa
+from tests.e2e.conftest import Subagent, parse_events, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -31,26 +22,26 @@ def whoami(
     subagent: Subagent, config: Path, script: Path, env: dict[str, str], seen: list[str]
 ) -> str:
     """The protected tool's answer in one spawn; its stdout and stderr go to `seen`."""
-    run = subagent.run(*spawn_args(config, script), env=env)
+    run = subagent.run(*oa.spawn_args(config, script), env=env)
     seen += [run.stdout, run.stderr]
     assert run.code == 0, run.stderr
-    ((is_error, text),) = tool_texts(events_of(run.stdout))
+    ((is_error, text),) = oa.tool_texts(parse_events(run.stdout))
     assert is_error is False, text
     return text
 
 
 def test_env_token_and_header_win_over_the_stored_login(tmp_path: Path, subagent: Subagent) -> None:
-    with oauth_fixture() as fx:
-        plain = write_config(tmp_path / "plain", {"remote": oauth_server(fx.mcp_url)})
+    with oa.oauth_fixture() as fx:
+        plain = write_config(tmp_path / "plain", {"remote": oa.oauth_server(fx.mcp_url)})
         headed = write_config(
             tmp_path / "headed",
             {
-                "remote": oauth_server(
+                "remote": oa.oauth_server(
                     fx.mcp_url, headers={"Authorization": "Bearer ${CI_HEADER_TOKEN}"}
                 )
             },
         )
-        script = write_script(tmp_path / "s.yaml", SCRIPT)
+        script = oa.write_script(tmp_path / "s.yaml", SCRIPT)
         env_token, header_token = fx.mint("ci-env"), fx.mint("ci-header")
         both = {"SUBAGENT_TOKEN_REMOTE": env_token, "CI_HEADER_TOKEN": header_token}
         seen: list[str] = []
@@ -60,7 +51,7 @@ def test_env_token_and_header_win_over_the_stored_login(tmp_path: Path, subagent
         assert whoami(subagent, headed, script, both, seen).startswith("client=ci-header ")
 
         # Logging in while overrides are set works, and says which one sessions will use.
-        done = login(subagent, headed, "remote", env=both)
+        done = oa.login(subagent, headed, "remote", env=both)
         assert done.code == 0, done.stderr
         assert "has an Authorization header in mcp.json" in done.stderr
         stored = whoami(subagent, plain, script, {}, seen)
@@ -78,4 +69,4 @@ def test_env_token_and_header_win_over_the_stored_login(tmp_path: Path, subagent
         assert header_token not in masked.stdout
         assert fx.stats()["code_grants"] == 1
         texts = [done.stdout, done.stderr, shown.stdout, human.stdout, masked.stdout, *seen]
-        assert_no_leak(fx, subagent.home, *texts)
+        oa.assert_no_leak(fx, subagent.home, *texts)

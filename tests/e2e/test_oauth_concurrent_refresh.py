@@ -13,18 +13,8 @@ from pathlib import Path
 import pytest
 
 from launcher.auth.tokens import TokenStore
-from tests.e2e.conftest import RUN_LIMIT_S, Subagent, write_config
-from tests.e2e.oauth_support import (
-    assert_no_leak,
-    events_of,
-    grant_of,
-    login,
-    oauth_fixture,
-    oauth_server,
-    spawn_args,
-    tool_texts,
-    write_script,
-)
+from tests.e2e import oauth_support as oa
+from tests.e2e.conftest import RUN_LIMIT_S, Subagent, parse_events, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -42,9 +32,9 @@ SCRIPT = """steps:
 def test_two_sessions_with_an_expired_token_refresh_once(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    with oauth_fixture() as fx:
-        config = write_config(tmp_path / "cfg", {"remote": oauth_server(fx.mcp_url)})
-        assert login(subagent, config, "remote").code == 0
+    with oa.oauth_fixture() as fx:
+        config = write_config(tmp_path / "cfg", {"remote": oa.oauth_server(fx.mcp_url)})
+        assert oa.login(subagent, config, "remote").code == 0
         fx.set(access_ttl=REFRESHED_TTL_S, refresh_delay=REFRESH_DELAY_S)
         # Expired for both sides now, not by waiting: the sessions must refresh first.
         store = TokenStore(subagent.home)
@@ -52,20 +42,20 @@ def test_two_sessions_with_an_expired_token_refresh_once(
         assert stored is not None
         store.save("remote", replace(stored, tokens={**stored.tokens, "expires_at": 0}))
         fx.expire_access()
-        script = write_script(tmp_path / "s.yaml", SCRIPT)
+        script = oa.write_script(tmp_path / "s.yaml", SCRIPT)
 
-        procs = [subagent.start(*spawn_args(config, script)) for _ in range(2)]
+        procs = [subagent.start(*oa.spawn_args(config, script)) for _ in range(2)]
         outputs = [proc.communicate(timeout=RUN_LIMIT_S) for proc in procs]
         stats = fx.stats()
 
         answers = []
         for proc, (out, err) in zip(procs, outputs, strict=True):
             assert proc.returncode == 0, err
-            ((is_error, text),) = tool_texts(events_of(out))
+            ((is_error, text),) = oa.tool_texts(parse_events(out))
             assert is_error is False, text
             answers.append(text)
         assert stats["refresh_grants"] == 1, stats
         assert stats["refresh_refused"] == 0 and stats["code_grants"] == 1
         # Both sessions called with the one token the single refresh issued.
-        assert grant_of(answers[0]) == grant_of(answers[1]) == stats["grants"]
-        assert_no_leak(fx, subagent.home, *(text for pair in outputs for text in pair))
+        assert oa.grant_of(answers[0]) == oa.grant_of(answers[1]) == stats["grants"]
+        oa.assert_no_leak(fx, subagent.home, *(text for pair in outputs for text in pair))

@@ -3,15 +3,21 @@ CLI: the browser step is an HTTP client following the printed URL to the CLI's r
 
 from __future__ import annotations
 
-import json
 import stat
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, stub, write_config
-from tests.e2e.oauth_support import assert_no_leak, login, oauth_fixture, oauth_server
+from tests.e2e.conftest import Subagent, parse_events, stub, write_config
+from tests.e2e.oauth_support import (
+    assert_no_leak,
+    login,
+    oauth_fixture,
+    oauth_server,
+    spawn_args,
+    write_script,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -55,20 +61,8 @@ def test_login_stores_tokens_then_a_session_calls_the_protected_tool(
         human = subagent.run("servers", "--config-dir", str(config))
         assert "oauth: logged in, expires in" in human.stdout
 
-        script = tmp_path / "whoami.yaml"
-        script.write_text(SCRIPT)
-        run = subagent.run(
-            "spawn",
-            "--json",
-            "--config-dir",
-            str(config),
-            "--ext",
-            "remote",
-            "--model",
-            f"scripted:{script}",
-            "go",
-        )
-        events = [json.loads(line) for line in run.stdout.splitlines()]
+        run = subagent.run(*spawn_args(config, write_script(tmp_path / "whoami.yaml", SCRIPT)))
+        events = parse_events(run.stdout)
         (result,) = [e for e in events if e["type"] == "tool_result"]
         assert run.code == 0, run.stderr
         assert result["is_error"] is False and result["content"].startswith("client=")

@@ -9,18 +9,8 @@ from pathlib import Path
 import pytest
 
 from launcher.auth.tokens import TokenStore
-from tests.e2e.conftest import Subagent, write_config
-from tests.e2e.oauth_support import (
-    assert_no_leak,
-    events_of,
-    grant_of,
-    login,
-    oauth_fixture,
-    oauth_server,
-    spawn_args,
-    tool_texts,
-    write_script,
-)
+from tests.e2e import oauth_support as oa
+from tests.e2e.conftest import Subagent, parse_events, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -38,21 +28,21 @@ SCRIPT = """steps:
 def test_access_token_expiring_mid_session_is_refreshed_without_a_login(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    with oauth_fixture("--access-ttl", str(ACCESS_TTL_S)) as fx:
-        config = write_config(tmp_path / "cfg", {"remote": oauth_server(fx.mcp_url)})
-        assert login(subagent, config, "remote").code == 0
-        script = write_script(tmp_path / "s.yaml", SCRIPT)
+    with oa.oauth_fixture("--access-ttl", str(ACCESS_TTL_S)) as fx:
+        config = write_config(tmp_path / "cfg", {"remote": oa.oauth_server(fx.mcp_url)})
+        assert oa.login(subagent, config, "remote").code == 0
+        script = oa.write_script(tmp_path / "s.yaml", SCRIPT)
 
-        run = subagent.run(*spawn_args(config, script))
-        events = events_of(run.stdout)
-        (first_ok, first), (second_ok, second) = tool_texts(events)
+        run = subagent.run(*oa.spawn_args(config, script))
+        events = parse_events(run.stdout)
+        (first_ok, first), (second_ok, second) = oa.tool_texts(events)
         stats = fx.stats()
 
         assert run.code == 0, run.stderr
         assert (first_ok, second_ok) == (False, False), (first, second)
         # The second call ran on a token granted after the first call's: a refresh inside
         # the session (the only code grant is the login's).
-        assert grant_of(second) > grant_of(first)
+        assert oa.grant_of(second) > oa.grant_of(first)
         assert stats["code_grants"] == 1 and stats["refresh_grants"] >= 1
         states = [e["state"] for e in events if e["type"] == "server_state"]
         assert "failed" not in states
@@ -64,12 +54,14 @@ def test_access_token_expiring_mid_session_is_refreshed_without_a_login(
         assert stored is not None
         store.save("remote", replace(stored, tokens={**stored.tokens, "expires_at": 0}))
         fx.expire_access()
-        later = subagent.run(*spawn_args(config, write_script(tmp_path / "one.yaml", ONE_CALL)))
-        ((later_error, later_text),) = tool_texts(events_of(later.stdout))
+        later = subagent.run(
+            *oa.spawn_args(config, oa.write_script(tmp_path / "one.yaml", ONE_CALL))
+        )
+        ((later_error, later_text),) = oa.tool_texts(parse_events(later.stdout))
         assert later.code == 0 and later_error is False, later.stderr
-        assert grant_of(later_text) > grant_of(second)
+        assert oa.grant_of(later_text) > oa.grant_of(second)
         assert fx.stats()["code_grants"] == 1
-        assert_no_leak(fx, subagent.home, run.stdout, run.stderr, later.stdout, later.stderr)
+        oa.assert_no_leak(fx, subagent.home, run.stdout, run.stderr, later.stdout, later.stderr)
 
 
 ONE_CALL = """steps:

@@ -13,16 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.real_servers import (
-    MODERN_PROTOCOL,
-    connected_protocol,
-    npm_server,
-    server_tools,
-    spawn_events,
-    tool_results,
-    tools_json,
-    write_config,
-)
+from tests.e2e import real_servers as rs
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +26,7 @@ LATE_TOOL = "trigger-elicitation-request"
 
 @pytest.fixture
 def server() -> dict[str, Any]:
-    return npm_server(PACKAGE, "stdio")
+    return rs.npm_server(PACKAGE, "stdio")
 
 
 async def tools_after_list_changed(server: dict[str, Any], errlog: Path) -> set[str]:
@@ -75,33 +66,33 @@ async def test_every_tool_listed_after_list_changed_is_registered(
     server: dict[str, Any], tmp_path: Path
 ) -> None:
     expected = await tools_after_list_changed(server, tmp_path / "truth.log")
-    config_dir = write_config(tmp_path / "config", {"everything": server})
+    config_dir = rs.write_config(tmp_path / "config", {"everything": server})
 
     listing = await anyio.to_thread.run_sync(
-        lambda: tools_json(config_dir, "everything", tmp_path=tmp_path, settle=0.5)
+        lambda: rs.tools_json(config_dir, "everything", tmp_path=tmp_path, settle=0.5)
     )
 
     assert LATE_TOOL in expected
     assert listing["servers"]["everything"]["state"] == "connected"
-    assert set(server_tools(listing, "everything")) == expected
+    assert set(rs.server_tools(listing, "everything")) == expected
 
 
 def test_echo_and_structured_content_through_a_spawn(
     server: dict[str, Any], tmp_path: Path
 ) -> None:
-    config_dir = write_config(tmp_path / "config", {"everything": server})
+    config_dir = rs.write_config(tmp_path / "config", {"everything": server})
     calls = [
         {"tool": "everything__echo", "args": {"message": "hello interop"}},
         {"tool": "everything__get-structured-content", "args": {"location": "Chicago"}},
     ]
 
-    events = spawn_events(config_dir, "everything", calls, tmp_path=tmp_path)
+    events = rs.spawn_events(config_dir, "everything", calls, tmp_path=tmp_path)
 
-    results = tool_results(events)
+    results = rs.tool_results(events)
     echo, weather = results["everything__echo"], results["everything__get-structured-content"]
     assert echo["is_error"] is False
     assert "hello interop" in echo["content"]
     assert weather["is_error"] is False
     assert set(json.loads(weather["content"])) == {"temperature", "conditions", "humidity"}
-    protocol = connected_protocol(events, "everything")
-    assert protocol is not None and protocol < MODERN_PROTOCOL  # the handshake era
+    protocol = rs.connected_protocol(events, "everything")
+    assert protocol is not None and protocol < rs.MODERN_PROTOCOL  # the handshake era

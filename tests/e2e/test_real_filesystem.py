@@ -6,14 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.real_servers import (
-    MODERN_PROTOCOL,
-    connected_protocol,
-    npm_server,
-    spawn_events,
-    tool_results,
-    write_config,
-)
+from tests.e2e import real_servers as rs
 
 pytestmark = pytest.mark.e2e
 
@@ -24,20 +17,20 @@ def test_filesystem_server_reads_and_lists_through_a_spawn(tmp_path: Path) -> No
     root = tmp_path / "shared"
     (root / "docs").mkdir(parents=True)
     (root / "notes.txt").write_text("interop file body\n")
-    config_dir = write_config(tmp_path / "config", {"fs": npm_server(PACKAGE, str(root))})
+    config_dir = rs.write_config(tmp_path / "config", {"fs": rs.npm_server(PACKAGE, str(root))})
     calls = [
         {"tool": "fs__read_text_file", "args": {"path": str(root / "notes.txt")}},
         {"tool": "fs__list_directory", "args": {"path": str(root)}},
     ]
 
-    events = spawn_events(config_dir, "fs", calls, tmp_path=tmp_path)
+    events = rs.spawn_events(config_dir, "fs", calls, tmp_path=tmp_path)
 
-    results = tool_results(events)
+    results = rs.tool_results(events)
     read, listed = results["fs__read_text_file"], results["fs__list_directory"]
     assert read["is_error"] is False
     assert "interop file body" in read["content"]
     assert listed["is_error"] is False
     assert "[FILE] notes.txt" in listed["content"]
     assert "[DIR] docs" in listed["content"]
-    protocol = connected_protocol(events, "fs")
-    assert protocol is not None and protocol < MODERN_PROTOCOL  # the handshake era
+    protocol = rs.connected_protocol(events, "fs")
+    assert protocol is not None and protocol < rs.MODERN_PROTOCOL  # the handshake era

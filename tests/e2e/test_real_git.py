@@ -8,14 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.real_servers import (
-    MODERN_PROTOCOL,
-    connected_protocol,
-    pypi_server,
-    spawn_events,
-    tool_results,
-    write_config,
-)
+from tests.e2e import real_servers as rs
 
 pytestmark = pytest.mark.e2e
 
@@ -45,19 +38,19 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_git_server_status_and_log_through_a_spawn(repo: Path, tmp_path: Path) -> None:
-    server = pypi_server("mcp_server_git", "--repository", str(repo))
-    config_dir = write_config(tmp_path / "config", {"git": server})
+    server = rs.pypi_server("mcp_server_git", "--repository", str(repo))
+    config_dir = rs.write_config(tmp_path / "config", {"git": server})
     calls = [
         {"tool": "git__git_status", "args": {"repo_path": str(repo)}},
         {"tool": "git__git_log", "args": {"repo_path": str(repo), "max_count": 5}},
     ]
 
-    events = spawn_events(config_dir, "git", calls, tmp_path=tmp_path)
+    events = rs.spawn_events(config_dir, "git", calls, tmp_path=tmp_path)
 
-    results = tool_results(events)
+    results = rs.tool_results(events)
     status, log = results["git__git_status"], results["git__git_log"]
     assert status["is_error"] is False
     assert "untracked.txt" in status["content"]
     assert log["is_error"] is False
     assert "First interop commit" in log["content"]
-    assert connected_protocol(events, "git") == MODERN_PROTOCOL
+    assert rs.connected_protocol(events, "git") == rs.MODERN_PROTOCOL

@@ -11,16 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.real_servers import (
-    MODERN_PROTOCOL,
-    connected_protocol,
-    npm_server,
-    server_tools,
-    spawn_events,
-    tool_results,
-    tools_json,
-    write_config,
-)
+from tests.e2e import real_servers as rs
 
 pytestmark = pytest.mark.e2e
 
@@ -44,14 +35,14 @@ def config_dir(tmp_path: Path) -> Path:
         "HTTPS_PROXY": proxy,
         "HTTP_PROXY": proxy,
     }
-    return write_config(tmp_path / "config", {"mcp-github": npm_server(PACKAGE, env=env)})
+    return rs.write_config(tmp_path / "config", {"mcp-github": rs.npm_server(PACKAGE, env=env)})
 
 
 def test_github_server_lists_its_tools_without_a_token(config_dir: Path, tmp_path: Path) -> None:
-    listing = tools_json(config_dir, "mcp-github", tmp_path=tmp_path)
+    listing = rs.tools_json(config_dir, "mcp-github", tmp_path=tmp_path)
 
     assert listing["servers"]["mcp-github"] == {"state": "connected", "tools": 26, "error": None}
-    tools = server_tools(listing, "mcp-github")
+    tools = rs.server_tools(listing, "mcp-github")
     assert len(tools) == TOOL_COUNT
     assert {"get_issue", "list_issues", "create_pull_request"} <= set(tools)
 
@@ -59,12 +50,12 @@ def test_github_server_lists_its_tools_without_a_token(config_dir: Path, tmp_pat
 def test_github_call_without_network_is_an_error_result(config_dir: Path, tmp_path: Path) -> None:
     call = {"tool": "mcp-github__get_issue", "args": {"owner": "o", "repo": "r", "issue_number": 1}}
 
-    events = spawn_events(config_dir, "mcp-github", [call], tmp_path=tmp_path)
+    events = rs.spawn_events(config_dir, "mcp-github", [call], tmp_path=tmp_path)
 
-    result = tool_results(events)["mcp-github__get_issue"]
+    result = rs.tool_results(events)["mcp-github__get_issue"]
     assert result["is_error"] is True
     assert "fetch failed" in result["content"]  # the server's own message, passed through
     ended = [e for e in events if e["type"] == "agent_end"]
     assert [e["status"] for e in ended] == ["completed"]
-    protocol = connected_protocol(events, "mcp-github")
-    assert protocol is not None and protocol < MODERN_PROTOCOL  # the handshake era
+    protocol = rs.connected_protocol(events, "mcp-github")
+    assert protocol is not None and protocol < rs.MODERN_PROTOCOL  # the handshake era

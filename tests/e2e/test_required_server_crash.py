@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, assert_all_gone, read_pid, stub, write_config
+from tests.e2e.conftest import (
+    Subagent,
+    assert_all_gone,
+    read_pid,
+    scripted_spawn,
+    stub,
+    write_config,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -32,16 +39,7 @@ def _run(
     script.write_text(
         CRASH_SCRIPT if required else CRASH_SCRIPT.replace(f"sleep: {THINK_S}", "sleep: 0.1")
     )
-    run = subagent.run(
-        "spawn",
-        "--json",
-        "--config-dir",
-        str(config),
-        "--model",
-        f"scripted:{script}",
-        "go",
-        timeout=THINK_S - 10,
-    )
+    run = subagent.run(*scripted_spawn(config, script, "go"), timeout=THINK_S - 10)
     pids = [read_pid(tmp_path / "crashy.pid"), read_pid(tmp_path / "other.pid")]
     assert "Traceback" not in run.stderr
     return run.code, run.stdout, subagent.events(), pids

@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from tests.e2e.conftest import Subagent, stub, write_config
+from tests.e2e.conftest import Subagent, scripted_spawn, stub, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -42,16 +42,7 @@ def _spawn(tmp_path: Path, subagent: Subagent) -> tuple[str, str]:
         {"say": "finished"},
     ]
     script.write_text(json.dumps({"steps": steps}))
-    run = subagent.run(
-        "spawn",
-        "--json",
-        "--config-dir",
-        str(config),
-        "--model",
-        f"scripted:{script}",
-        "go",
-        env={"LEAK_TOKEN": TOKEN},
-    )
+    run = subagent.run(*scripted_spawn(config, script, "go"), env={"LEAK_TOKEN": TOKEN})
     assert run.code == 0, run.stderr
     results = [e for e in run.json_lines() if e["type"] == "tool_result"]
     assert results and results[0]["name"] == "leaky__echo_env"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Subagent, write_config
+from tests.e2e.conftest import Subagent, scripted_spawn, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -72,16 +72,7 @@ def test_no_tool_result_shows_a_launcher_secret(
     script = _script(tmp_path / "s.json")
 
     run = subagent.run(
-        "spawn",
-        "--json",
-        "--config-dir",
-        str(config),
-        "--model",
-        f"scripted:{script}",
-        "--workspace",
-        str(subagent.cwd),
-        "shell",
-        "go",
+        *scripted_spawn(config, script, "--workspace", str(subagent.cwd), "shell", "go"),
         env=values,
     )
 

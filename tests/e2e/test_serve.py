@@ -5,7 +5,6 @@ Sub-agents run as worker processes with the scripted model and the lazy stub ser
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -21,6 +20,7 @@ from mcp.client.stdio import stdio_client
 from tests.e2e.conftest import (
     assert_all_gone,
     is_alive,
+    parse_events,
     processes_mentioning,
     read_pid,
     wait_until,
@@ -249,7 +249,7 @@ async def test_a_worker_session_writes_its_own_event_record(tmp_path: Path) -> N
             assert not result.is_error
     records = list((tmp_path / "state" / "sessions").glob("*/events.jsonl"))
     assert len(records) == 1
-    events = [json.loads(line) for line in records[0].read_text().splitlines()]
+    events = parse_events(records[0].read_text())
     types = [e["type"] for e in events]
     assert types[0] == "session_start"
     assert types[-1] == "session_end"

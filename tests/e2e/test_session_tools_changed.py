@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from tests.e2e.conftest import parse_events
 from tests.e2e.spawn_support import spawn, stub, write_config
 
 SCRIPT = """
@@ -29,5 +29,5 @@ def test_redescribed_tool_appears_under_changed_in_stream_and_record(tmp_path: P
     assert changes[0] == {**changes[0], "source": "lazy", "changed": ["lazy__echo"], "added": []}
     # The session's own record holds the same event.
     (record,) = state.glob("sessions/*/events.jsonl")
-    recorded = [json.loads(line) for line in record.read_text().splitlines()]
+    recorded = parse_events(record.read_text())
     assert any(e["type"] == "tools_changed" and e["changed"] == ["lazy__echo"] for e in recorded)

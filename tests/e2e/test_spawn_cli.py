@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.e2e.conftest import cli_argv, cli_env, scripted_spawn
 from tests.e2e.spawn_support import stub, write_config
 
 
 def run_cli(
     args: list[str], tmp: Path, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SUBAGENT_HOME": str(tmp / "state"), "HOME": str(tmp)}
-    for var in ("SUBAGENT_CONFIG_DIR", "SUBAGENT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(var, None)
     return subprocess.run(
-        [sys.executable, "-m", "launcher.cli", *args],
+        cli_argv(*args),
         input=stdin,
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(tmp / "state", {"HOME": str(tmp)}),
         cwd=tmp,
         timeout=60,
     )
@@ -32,7 +28,7 @@ def test_prompt_dash_reads_stdin(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text("steps:\n  - say: ok\n")
     proc = run_cli(
-        ["spawn", "--json", "--config-dir", str(config), "--model", f"scripted:{script}", "-"],
+        scripted_spawn(config, script, "-"),
         tmp_path,
         stdin="prompt from stdin",
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ pytestmark = pytest.mark.e2e
 
 EVENT_WAIT_S = 60.0
 """Bounds the wait for the launcher to reach its tool call (servers pay an SDK import)."""
-
-
-@pytest.fixture
-def model() -> Iterator[ModelStub]:
-    with ModelStub() as server:
-        yield server
 
 
 def test_a_killed_session_shows_interrupted_and_resumes_with_the_call_answered(

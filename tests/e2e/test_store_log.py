@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.e2e.conftest import cli_argv, cli_env
 from tests.e2e.spawn_support import spawn, write_config
 
 
 def log(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SUBAGENT_HOME": str(state)}
     return subprocess.run(
-        [sys.executable, "-m", "launcher.cli", "log", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
+        cli_argv("log", *args), capture_output=True, text=True, env=cli_env(state), timeout=60
     )
 
 

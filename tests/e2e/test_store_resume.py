@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import parse_events as events
 from tests.e2e.model_stub import ModelStub, openai_stream
 from tests.e2e.spawn_support import stub, write_config
-from tests.e2e.store_support import events, log_json, run_cli
+from tests.e2e.store_support import log_json, run_cli
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def model() -> Iterator[ModelStub]:
-    with ModelStub() as server:
-        yield server
 
 
 def test_resume_sends_the_history_and_offers_only_todays_tools(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import scripted_spawn
 from tests.e2e.spawn_support import write_config
 from tests.e2e.store_support import CLI_LIMIT_S, cli_argv, cli_env, log_json
 
@@ -29,13 +30,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     procs = [
         subprocess.Popen(
             cli_argv(
-                "spawn",
-                "--json",
-                "--config-dir",
-                str(config),
-                "--model",
-                f"scripted:{_script(tmp_path / f'{word}.yaml', word)}",
-                f"writer {word}",
+                *scripted_spawn(config, _script(tmp_path / f"{word}.yaml", word), f"writer {word}")
             ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import MCPError
 
+from tests.e2e.conftest import parse_events
 from tests.e2e.stub_client import connect_stub, result_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
 
 
 CRASH_TIMEOUT_S = 15.0
@@ -66,5 +60,5 @@ async def test_crash_on_call_fails_that_call_and_later_ones(tmp_path: Path) -> N
 
     assert result_text(ok) == "ok"
     assert during.value.error.code == after.value.error.code == -32000
-    logged = [json.loads(line)["tool"] for line in call_log.read_text().splitlines()]
+    logged = [e["tool"] for e in parse_events(call_log.read_text())]
     assert logged == ["ok", "crash"]

@@ -16,12 +16,6 @@ from tests.e2e.stub_client import STARTUP_TIMEOUT_S, connect_stub, result_text
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 # Long enough for a process that honours SIGTERM to be gone, short enough for CI.
 SURVIVAL_WINDOW_S = 0.7
 

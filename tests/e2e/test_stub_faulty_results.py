@@ -14,12 +14,6 @@ from tests.e2e.stub_client import connect_stub, list_names, result_text
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 CALL_TIMEOUT_S = 10.0
 HUGE_BYTES = 1_000_000
 HANG_TIMEOUT_S = 0.5

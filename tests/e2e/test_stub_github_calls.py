@@ -8,15 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.e2e.conftest import parse_events
 from tests.e2e.stub_client import connect_stub, list_names, result_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
 
 
 CALL_TIMEOUT_S = 10.0
@@ -69,7 +64,7 @@ async def test_github_stub_reads_fixture_and_persists_writes(tmp_path: Path) -> 
             assert pr.structured_content["pull_request"]["head"] == "fix/zero-size"
 
     assert marker.exists()
-    logged = [json.loads(line) for line in call_log.read_text().splitlines()]
+    logged = parse_events(call_log.read_text())
     assert [entry["tool"] for entry in logged] == [
         "list_issues",
         "create_issue",

@@ -12,12 +12,6 @@ from tests.e2e.stub_client import ERAS, Era, connect_stub, list_names
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 LATE_TIMEOUT_S = 10.0
 WRITE_TOOLS = {"create_issue", "add_issue_comment"}
 

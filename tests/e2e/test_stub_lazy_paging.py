@@ -13,12 +13,6 @@ from tests.e2e.stub_client import connect_stub, list_pages
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
-
-
 CALL_TIMEOUT_S = 10.0
 
 

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
+from tests.e2e.conftest import parse_events
 from tests.e2e.stub_client import connect_stub, result_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The SDK's stdio client is exercised on asyncio only, to keep e2e time down."""
-    return "asyncio"
 
 
 SLEEP_S = 1.0
@@ -45,5 +39,5 @@ async def test_two_sleep_calls_overlap(tmp_path: Path) -> None:
 
     assert results == ["slept 1.0", "slept 1.0"]
     assert elapsed >= SLEEP_S
-    logged = [json.loads(line) for line in call_log.read_text().splitlines()]
+    logged = parse_events(call_log.read_text())
     assert [(e["tool"], e["arguments"]) for e in logged] == [("sleep", {"seconds": SLEEP_S})] * 2

@@ -52,7 +52,9 @@ class RedirectReceiver:
 
     async def start(self, tg: TaskGroup) -> None:
         """Bind the port and serve in `tg` (cancel `tg` to stop)."""
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        listener: anyio.abc.SocketListener = await anyio.create_tcp_listener(  # type: ignore[assignment]
+            local_host="127.0.0.1", local_port=0
+        )
         self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
         tg.start_soon(self._serve, listener, tg)
 

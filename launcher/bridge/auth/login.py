@@ -6,7 +6,7 @@ server metadata, dynamic client registration or a client ID metadata document, P
 application: the authorization URL goes to `open_url` (a browser, or a printed line), and
 the redirect comes back to a loopback receiver on 127.0.0.1. The flow is triggered the way
 the SDK expects, by connecting to the server and answering its 401; the tokens land in the
-TokenStore. Sessions use `session_auth` (oauth_session.py) and never come here.
+TokenStore. Sessions use `session_auth` (auth/session.py) and never come here.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
 from launcher.auth.tokens import TokenStore
-from launcher.bridge.loopback import RedirectReceiver
-from launcher.bridge.oauth_flow import FailureRecording
-from launcher.bridge.oauth_machine import machine_auth
-from launcher.bridge.oauth_session import (
+from launcher.bridge.auth.flow import FailureRecording
+from launcher.bridge.auth.loopback import RedirectReceiver
+from launcher.bridge.auth.machine import machine_auth
+from launcher.bridge.auth.session import (
     EXPIRY_MARGIN_S,
     LoginRequired,
     SessionAuth,
@@ -34,7 +34,7 @@ from launcher.bridge.oauth_session import (
     login_hint,
     session_auth,
 )
-from launcher.bridge.oauth_store import StoreStorage
+from launcher.bridge.auth.storage import StoreStorage
 from launcher.config.types import ServerSpec
 from launcher.errors import AuthError, UsageError
 from launcher.secrets import LiveMask, note_secrets

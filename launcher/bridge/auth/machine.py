@@ -19,8 +19,8 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 
 from launcher.auth.tokens import TokenStore
-from launcher.bridge.oauth_flow import FailureRecording
-from launcher.bridge.oauth_store import StoreStorage, stored_metadata
+from launcher.bridge.auth.flow import FailureRecording
+from launcher.bridge.auth.storage import StoreStorage, stored_metadata
 from launcher.config.types import ServerSpec
 
 
@@ -29,8 +29,6 @@ class _Machine(FailureRecording):
 
     name: str
     storage: StoreStorage
-    failure: str | None = None
-    """Why no token could be had, once known: the connection reports this text."""
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -43,9 +41,8 @@ class _Machine(FailureRecording):
             if self.context.protected_resource_metadata is None:
                 self.context.protected_resource_metadata = resource
 
-    def _record_failure(self, exc: Exception) -> None:
-        super()._record_failure(exc)
-        self.failure = f"client_credentials token request failed: {exc}"
+    def _describe_failure(self, exc: BaseException) -> str:
+        return f"client_credentials token request failed: {exc}"
 
 
 class SecretMachineAuth(_Machine, ClientCredentialsOAuthProvider):

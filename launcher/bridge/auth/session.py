@@ -13,12 +13,11 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import NoReturn
 
 import anyio
 import httpx2
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import (
     extract_field_from_www_auth,
     extract_scope_from_www_auth,
@@ -32,7 +31,8 @@ from mcp.shared.auth import (
 from pydantic import ValidationError
 
 from launcher.auth.tokens import StoredAuth, TokenStore, env_token
-from launcher.bridge.oauth_store import StoreStorage, stored_metadata
+from launcher.bridge.auth.flow import FailureRecording
+from launcher.bridge.auth.storage import StoreStorage, stored_metadata
 from launcher.config.types import ServerSpec
 from launcher.errors import AuthError
 from launcher.secrets import note_secrets
@@ -40,8 +40,6 @@ from launcher.secrets import note_secrets
 EXPIRY_MARGIN_S = 5.0
 """A token expiring within this is refreshed before use: it would die in flight otherwise
 (at most a quarter of the token's lifetime, for short-lived tokens)."""
-LOCK_POLL_S = 0.05
-"""How often a session retries the token lock another process holds (one refresh's length)."""
 REFRESH_LOCK_TIMEOUT_S = 30.0
 """How long a session waits for another process's refresh of the same server's token."""
 _ERROR_CODE = re.compile(r"[a-z_]{1,64}")
@@ -82,28 +80,30 @@ def session_auth(
         headers["Authorization"] = f"Bearer {token}"
         return headers, None
     if spec.oauth is not None and spec.oauth.grant_type == "client_credentials":
-        from launcher.bridge.oauth_machine import machine_auth
+        from launcher.bridge.auth.machine import machine_auth
 
         return headers, machine_auth(spec, store)
     return headers, SessionAuth(spec, store)
 
 
-class SessionAuth(OAuthClientProvider):
+class SessionAuth(FailureRecording):
     """Non-interactive OAuth for a session: stored tokens, refresh under the store lock."""
 
-    def __init__(self, spec: ServerSpec, store: TokenStore) -> None:
+    def __init__(
+        self, spec: ServerSpec, store: TokenStore, *, expiry_margin_s: float = EXPIRY_MARGIN_S
+    ) -> None:
         self.name = spec.name
+        self.expiry_margin_s = expiry_margin_s
         self.store = store
         self.storage = StoreStorage(store, spec.name)
         metadata = OAuthClientMetadata(redirect_uris=[SESSION_REDIRECT_URI])  # type: ignore[list-item]
         super().__init__(spec.url or "", metadata, self.storage)
-        self.failure: str | None = None
-        """Why the server needs a login, once known: the connection reports this text."""
         self._mutex = anyio.Lock()
 
     def _fail(self, reason: str) -> NoReturn:
-        self.failure = login_hint(self.name, reason)
-        raise LoginRequired(self.failure)
+        exc = LoginRequired(login_hint(self.name, reason))
+        self._record_failure(exc)
+        raise exc
 
     def _reload(self) -> StoredAuth | None:
         """Take the stored record as current (another session may have refreshed it)."""
@@ -137,7 +137,8 @@ class SessionAuth(OAuthClientProvider):
             return False
         # A short-lived token gets a proportionally short margin, or it would never be used.
         lifetime = ctx.current_tokens.expires_in
-        margin = min(EXPIRY_MARGIN_S, lifetime / 4) if lifetime else EXPIRY_MARGIN_S
+        most = self.expiry_margin_s
+        margin = min(most, lifetime / 4) if lifetime else most
         return time.time() + margin >= expiry
 
     @asynccontextmanager
@@ -147,21 +148,14 @@ class SessionAuth(OAuthClientProvider):
         The flock is polled from the event loop (never a blocking wait in a thread), so a
         cancelled session leaves at once and never holds the lock it was waiting for.
         """
-        async with self._mutex:
-            deadline = time.monotonic() + REFRESH_LOCK_TIMEOUT_S
-            while True:
-                held = self.store.lock(self.name, timeout_s=0)
-                try:
-                    held.__enter__()
-                    break
-                except TimeoutError:
-                    if time.monotonic() >= deadline:
-                        self._fail("another process held the token lock too long")
-                    await anyio.sleep(LOCK_POLL_S)
+        async with self._mutex, AsyncExitStack() as stack:
             try:
-                yield
-            finally:
-                held.__exit__(None, None, None)
+                await stack.enter_async_context(
+                    self.store.lock_async(self.name, timeout_s=REFRESH_LOCK_TIMEOUT_S)
+                )
+            except TimeoutError:
+                self._fail("another process held the token lock too long")
+            yield
 
     async def _auth_flow(
         self, request: httpx2.Request

@@ -1,0 +1,131 @@
+"""`isolation: worktree`: the git work of one isolated run (real git, in a temp directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launcher.backend.protocol import RunState
+from launcher.config.agents import parse_agent_text
+from launcher.engines.tasks import BadLine, parse_task
+from launcher.errors import ConfigError, UsageError
+from launcher.events import WorktreeEnd
+from launcher.worktree import (
+    check_isolation,
+    create_worktree,
+    describe,
+    finish_worktree,
+    isolated_workspace,
+)
+from tests.worktree_support import branches, git, make_repo, worktree_paths
+
+
+def test_a_workspace_outside_git_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(UsageError) as caught:
+        create_worktree(plain, label="x", home=tmp_path / "home")
+    assert caught.value.exit_code == 2
+    assert f"{plain} is not in one" in str(caught.value)
+
+
+def test_a_repository_without_a_commit_is_a_usage_error(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet")
+    with pytest.raises(UsageError, match="has no commit yet"):
+        create_worktree(repo, label="x", home=tmp_path / "home")
+
+
+def test_an_unchanged_worktree_is_removed_with_its_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    tree = create_worktree(repo, label="agent", home=tmp_path / "home")
+    assert tree.branch in branches(repo)
+    assert tree.path in worktree_paths(repo)
+    assert (tree.workspace / "a.txt").read_text() == "one\n"
+
+    end = finish_worktree(tree)
+
+    assert end.changed is False and end.path is None and end.error is None
+    assert worktree_paths(repo) == [repo.resolve()]
+    assert branches(repo) == []
+    assert not tree.path.exists()
+
+
+def test_a_changed_worktree_is_kept_with_a_diff_stat_and_the_checkout_untouched(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/a.txt": "one\n", "b.txt": "b\n"})
+    tree = create_worktree(repo / "src", label="task 1/x", home=tmp_path / "home")
+    assert tree.workspace == tree.path / "src"  # the same sub-directory, in the worktree
+    assert tree.branch.startswith("subagent/task-1-x-")
+    (tree.workspace / "a.txt").write_text("two\n")
+    (tree.workspace / "new.txt").write_text("new\n")  # untracked files count too
+
+    end = finish_worktree(tree)
+
+    assert end.changed is True and end.path == str(tree.path) and end.error is None
+    assert "src/a.txt" in end.diffstat and "src/new.txt" in end.diffstat
+    assert "2 files changed" in end.diffstat
+    assert (repo / "src" / "a.txt").read_text() == "one\n"
+    assert git(repo, "status", "--porcelain") == ""
+    assert tree.branch in branches(repo)
+    text = describe(end)
+    assert tree.branch in text and "2 files changed" in text
+
+
+def test_a_commit_of_the_run_counts_as_a_change(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    tree = create_worktree(repo, label="x", home=tmp_path / "home")
+    (tree.path / "a.txt").write_text("two\n")
+    git(tree.path, "commit", "--quiet", "-am", "by the agent")
+    end = finish_worktree(tree)
+    assert end.changed is True
+    assert "a.txt" in end.diffstat
+
+
+def test_the_run_leaving_by_an_exception_still_finishes_the_worktree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    ends: list[WorktreeEnd] = []
+    with pytest.raises(KeyboardInterrupt):
+        with isolated_workspace(repo, "worktree", label="x", report=ends.append) as where:
+            assert where != repo
+            raise KeyboardInterrupt
+    assert [e.changed for e in ends] == [False]
+    assert worktree_paths(repo) == [repo.resolve()]
+
+
+def test_no_isolation_is_the_workspace_itself(tmp_path: Path) -> None:
+    ends: list[WorktreeEnd] = []
+    with isolated_workspace(tmp_path, None, label="x", report=ends.append) as where:
+        assert where == tmp_path
+    assert ends == []
+
+
+def test_the_isolation_field_and_option_accept_only_worktree(tmp_path: Path) -> None:
+    spec = parse_agent_text("---\nisolation: worktree\n---\nhi\n", tmp_path / "a.md")
+    assert spec.isolation == "worktree"
+    assert parse_agent_text("---\nname: b\n---\n", tmp_path / "b.md").isolation is None
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_text("---\nname: c\nisolation: yes\n---\n", tmp_path / "c.md")
+    assert "c.md:3: field 'isolation'" in str(caught.value)
+    assert check_isolation("worktree") == "worktree"
+    with pytest.raises(UsageError, match="--isolation: expected worktree"):
+        check_isolation("container")
+
+
+def test_a_task_line_may_name_its_isolation() -> None:
+    task = parse_task('{"id": "a", "prompt": "p", "isolation": "worktree"}', 1)
+    assert not isinstance(task, BadLine) and task.isolation == "worktree"
+    bad = parse_task('{"id": "a", "prompt": "p", "isolation": "vm"}', 4)
+    assert isinstance(bad, BadLine) and "field 'isolation'" in str(bad) and "line 4" in str(bad)
+
+
+def test_a_drivers_result_text_ends_with_the_worktree() -> None:
+    state = RunState()
+    state.observe({"type": "agent_end", "status": "completed", "result": "done"})
+    end = WorktreeEnd(branch="subagent/t0-abc", path="/w", base="b", changed=True, diffstat="x")
+    state.observe(end.to_dict())
+    assert state.worktree is not None and state.worktree["branch"] == "subagent/t0-abc"
+    assert state.result.startswith("done\n\nworktree: branch subagent/t0-abc at /w")
