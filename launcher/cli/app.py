@@ -29,7 +29,7 @@ def _show_help(ctx: typer.Context, value: bool) -> None:
 
 def _show_version(value: bool) -> None:
     if value:
-        from launcher.cli.entry import version_line
+        from launcher.cli.version import version_line
 
         typer.echo(version_line())
         raise typer.Exit()

@@ -18,6 +18,8 @@ def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
     if args[:1] in (["--version"], ["-V"]):
+        from launcher.cli.version import version_line
+
         print(version_line())
         sys.exit(0)
     if args[:1] == ["log"] and "--help" not in args:
@@ -30,13 +32,6 @@ def main() -> None:
     from launcher.cli.app import main as app_main
 
     app_main()
-
-
-def version_line() -> str:
-    """`subagent --version`: the version and the interpreter it runs on (no typer import)."""
-    from launcher import __version__
-
-    return f"subagent {__version__} (Python {sys.version.split()[0]}, {sys.executable})"
 
 
 def _fast_log(args: list[str]) -> None:
