@@ -19,8 +19,10 @@ def init(
         bool, typer.Option("--ci", help="Also write .github/workflows/agents.yml (JUnit report).")
     ] = False,
 ) -> None:
-    """Write .subagent/: an example agent on the stub GitHub server, its scripted model, a
-    check and a lock; works offline at once. Never overwrites (exit 2 naming the file)."""
+    """Set up .subagent/ with an example that works offline at once (--ci: and a workflow).
+
+    An agent on the stub GitHub server, its scripted model, a check file and a lock.
+    Never overwrites a file (exit 2 naming it)."""
 
     def body() -> int:
         from launcher.cli.initcmd import run_init
