@@ -57,13 +57,15 @@ def assemble_session(
     lock: bool = True,
     config_dir: Path | None = None,
     session_id: str | None = None,
+    depth: int = 0,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
     With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
-    `session_id` continues a stored session (a resume).
+    `session_id` continues a stored session (a resume); `depth` > 0 records a nested
+    sub-agent's session (which `last` never names).
     """
     from launcher.session import Session
 
@@ -93,6 +95,7 @@ def assemble_session(
                 home_dir,
                 workspace=session.workspace,
                 config_dir=config_dir.resolve() if config_dir else None,
+                depth=depth,
             )
         )
     return session

@@ -107,7 +107,7 @@ def _stored(ref: str, agent: Any) -> Any:
     from launcher.state import state_home
     from launcher.store.history import load_resumable
 
-    stored = load_resumable(state_home(), ref)
+    stored = load_resumable(state_home(), ref, run=False)  # the worker takes its run lock
     if agent and agent != stored.agent:
         raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
     return stored
@@ -149,6 +149,16 @@ class SubagentServer:
         except (KeyError, TypeError, ValueError) as exc:
             return _error(f"Invalid arguments for {params.name}: {exc}")
 
+    def _last_started(self) -> str:
+        """`resume: "last"`: the newest session this serve started for its host (another
+        host's, a CLI run's or a nested child's never is); UsageError if none is known."""
+        from launcher.errors import UsageError
+
+        for entry in reversed(list(self.manager.agents.values())):
+            if entry.session_id:
+                return entry.session_id
+        raise UsageError("no sub-agent this serve started has a stored session: nothing is `last`")
+
     def _config(self) -> Any:
         from launcher.config.discovery import load_config
 
@@ -175,7 +185,8 @@ class SubagentServer:
         ext = [str(e) for e in args.get("ext") or []]
         model, resume = args.get("model"), args.get("resume")
         if resume:
-            stored = _stored(str(resume), args.get("agent"))
+            ref = self._last_started() if resume == "last" else str(resume)
+            stored = _stored(ref, args.get("agent"))
             agent, resume, model = stored.agent, stored.id, model or stored.model
         config = self._config()
         resolve_request(config, agent, ext)

@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from launcher.config.expand import MASK, expand, has_reference, mask_secrets
+from launcher.config.expand import (
+    MASK,
+    expand,
+    has_reference,
+    mask_secrets,
+    unmaskable_warning,
+)
 from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError
@@ -166,6 +172,7 @@ class _ServerParser(OAuthFields):
         self.warnings = warnings
         self.secrets: set[str] = set()
         self.name = ""
+        self.warned: set[str] = set()  # variables already named as too short to mask
 
     def error(self, message: str, *keys: str, field: str) -> ConfigError:
         line = _line_of(self.text, "mcpServers", self.name, *keys)
@@ -265,6 +272,11 @@ class _ServerParser(OAuthFields):
         except ExpansionError as exc:
             raise self.error(str(exc), *keys, field=field) from exc
         self.secrets |= expanded.secrets
+        for name in sorted(expanded.unmaskable - self.warned):
+            self.warned.add(name)
+            line = _line_of(self.text, "mcpServers", self.name, *keys)
+            where = f"{self.path}:{line}" if line else str(self.path)
+            self.warnings.append(unmaskable_warning(name, f"{where}: field '{field}'"))
         return expanded.value
 
     def string(self, raw: dict, key: str, *, required: bool = False) -> str | None:
