@@ -4,6 +4,7 @@ overwrites anything: a second run exits 2 naming the file and leaves every file 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,17 @@ WRITTEN = [
 ]
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def readme_init_output() -> list[str]:
+    """The `wrote ...` lines the README's quick start shows for `subagent init`."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```text\n(wrote .*?)```", text, re.S)
+    assert found is not None, "the README shows no init output"
+    return found.group(1).splitlines()
+
+
 def tree(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
@@ -37,6 +49,10 @@ def test_init_writes_a_config_that_checks_and_spawns(subagent: Subagent) -> None
         assert (subagent.cwd / name).is_file(), name
         assert f"wrote {name}" in got.stdout
     assert not (subagent.cwd / ".github").exists()
+    # The README's quick start shows this output as it is.
+    assert [line for line in got.stdout.splitlines() if line.startswith("wrote ")] == (
+        readme_init_output()
+    )
     servers = json.loads((subagent.cwd / ".subagent/mcp.json").read_text())["mcpServers"]
     assert list(servers) == ["github"]
     assert servers["github"]["args"] == ["-m", "mcp_servers.github"]
