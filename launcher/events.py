@@ -125,6 +125,10 @@ class ToolCallEvent(Event):
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    server: str | None = None
+    """The offered tool's server (None: a built-in, or a name this turn did not offer)."""
+    tool: str | None = None
+    """The offered tool's own name (`list_issues` for `mcp__github__list_issues`)."""
 
 
 @dataclass(kw_only=True)
@@ -135,6 +139,8 @@ class ToolResultEvent(Event):
     name: str
     is_error: bool
     content: str
+    server: str | None = None
+    tool: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -34,7 +34,7 @@ def agent_md(script: str) -> str:
     return f"""---
 name: {AGENT}
 description: Triage open GitHub issues with the {SERVER} server only; never writes.
-model: scripted:{script}
+model: scripted:{script}   # relative to this file
 tools: read, grep, ext:{SERVER}
 disallowed_tools: ext:{SERVER}/create_*, ext:{SERVER}/add_*
 max_turns: 6

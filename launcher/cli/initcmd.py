@@ -37,7 +37,8 @@ def plan(root: Path, *, ci: bool, python: str) -> list[Planned]:
     script = config / "scripts" / "triage.yaml"
     out = [
         Planned(config / "mcp.json", files.mcp_json(python)),
-        Planned(config / "agents" / f"{files.AGENT}.md", files.agent_md(str(script))),
+        # Relative to the agent file: the config runs from any directory, and in CI.
+        Planned(config / "agents" / f"{files.AGENT}.md", files.agent_md("../scripts/triage.yaml")),
         Planned(script, files.SCRIPT_YAML),
         Planned(config / "checks" / "triage-run.yaml", files.CHECK_YAML),
     ]
