@@ -41,3 +41,20 @@ def test_spawn_help_names_agent_and_prompt(capsys: pytest.CaptureFixture[str]) -
 
 def test_version_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--version" in help_text("", capsys)
+
+
+def test_an_option_no_table_names_still_gets_a_placeholder() -> None:
+    # A newly added option must never break help (typer's options have no click `type`).
+    from launcher.cli.placeholders import placeholder
+
+    class Bare:
+        name = "fresh_option"
+
+    class Typed:
+        name = "retries_left"
+
+        def bare_type(self) -> str:
+            return "int"
+
+    assert placeholder(Bare()) == "FRESH-OPTION"
+    assert placeholder(Typed()) == "N"

@@ -43,13 +43,17 @@ METAVARS: dict[str, str] = {
     "older_than": "AGE",
     "junit": "FILE",
     "timeout": "SECONDS",
+    "servers_from": "HOST,...",
+    "scripted_dir": "DIR",
+    "sandbox": "on|off|required",
+    "isolation": "worktree",
 }
 """A parameter's name (the Python one) -> its placeholder in help and usage errors."""
 
 USAGE: dict[str, str] = {"args": "[AGENT] PROMPT", "targets": "[AGENT|CHECKFILE]..."}
 """Arguments shown otherwise in the usage line and the Arguments list (spawn's are two)."""
 
-BY_TYPE = {"integer": "N", "float": "NUMBER", "path": "PATH", "boolean": "BOOL"}
+BY_TYPE = {"int": "N", "float": "NUMBER", "path": "PATH", "bool": "BOOL"}
 """The fallback for a parameter the table does not name, by click's type name."""
 
 
@@ -58,9 +62,13 @@ def placeholder(param: Any) -> str:
     name = str(param.name or "")
     if name in METAVARS:
         return METAVARS[name]
-    kind = str(getattr(param.type, "name", "")).lower()
+    kind = ""
+    try:  # typer's parameters name their Python type; plain click ones their click type
+        kind = str(param.bare_type()) if hasattr(param, "bare_type") else str(param.type.name)
+    except Exception:  # help must never fail over a placeholder: fall back to the name
+        kind = ""
     for key, value in BY_TYPE.items():
-        if key in kind:
+        if key in kind.lower():
             return value
     return name.upper().replace("_", "-") or "VALUE"
 
