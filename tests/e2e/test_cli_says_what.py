@@ -51,6 +51,10 @@ def test_servers_with_nothing_configured_say_where_they_looked(
     assert got.code == 0, got.stderr
     assert got.stdout.startswith("no MCP servers configured; looked in ./.subagent/mcp.json")
     assert "./.mcp.json" in got.stdout and "~/.config/subagent/mcp.json" in got.stdout
+    agents = subagent.run("agents", env={"HOME": str(home)})
+    assert "no agent files found; looked in ./.subagent/agents/, ./.claude/agents/" in (
+        agents.stdout
+    )
     assert subagent.run("servers", "--json", env={"HOME": str(home)}).stdout.strip() == "{}"
 
 
