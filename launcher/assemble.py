@@ -22,7 +22,7 @@ from launcher.state import state_home
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    import httpx2
 
     from launcher.agent import AgentLoop
     from launcher.session import Session
@@ -117,22 +117,22 @@ def assemble_session(
 def model_tls_context() -> ssl.SSLContext:
     """The trust store model clients verify with, loaded once a process: loading it costs
     ~70 ms, which a spare worker pays while it waits instead of in the spawn."""
-    import httpx
+    import httpx2
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
-def model_http_client() -> httpx.AsyncClient:
+def model_http_client() -> httpx2.AsyncClient:
     """The HTTP client every model of a run shares."""
-    import httpx
+    import httpx2
 
-    timeout = httpx.Timeout(
+    timeout = httpx2.Timeout(
         connect=MODEL_HTTP_CONNECT_S,
         read=MODEL_HTTP_READ_S,
         write=MODEL_HTTP_WRITE_S,
         pool=MODEL_HTTP_CONNECT_S,
     )
-    return httpx.AsyncClient(timeout=timeout, verify=model_tls_context())
+    return httpx2.AsyncClient(timeout=timeout, verify=model_tls_context())
 
 
 async def run_agent(

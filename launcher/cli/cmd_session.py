@@ -60,13 +60,21 @@ def tools(
 
 
 def spawn(
-    args: Annotated[list[str], typer.Argument(help="[AGENT] PROMPT (PROMPT '-' reads stdin).")],
+    args: Annotated[
+        list[str],
+        typer.Argument(help="The agent (default general-purpose) and the prompt; '-' reads stdin."),
+    ],
     agent_opt: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
     ext: ExtOpt = None,
     model: Annotated[
         str | None, typer.Option("--model", help="PROVIDER:MODEL or scripted:PATH.")
     ] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1)] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--max-turns", min=1, help="Stop after N model turns (default: the agent's max_turns)."
+        ),
+    ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Model API base URL.")] = None,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
