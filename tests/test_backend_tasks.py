@@ -23,6 +23,7 @@ from launcher.backend.tasks.store import (
 )
 from launcher.backend.tasks.v2025_11_25 import status_v1, task_v1
 from launcher.backend.tasks.v2026_07_28 import status_v2
+from launcher.events import RunStatus
 
 
 def test_ttl_is_defaulted_and_capped() -> None:
@@ -147,7 +148,7 @@ async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_
 
             async def final_answer_first(target: SubAgent) -> None:
                 # The worker's final answer arrives before the stop reaches it.
-                target.status, target.result = "completed", "done anyway"
+                target.status, target.result = RunStatus.COMPLETED, "done anyway"
                 target.done.set()
 
             manager.stop = final_answer_first  # type: ignore[method-assign]
@@ -166,7 +167,7 @@ class _InstantWorkers(SubagentManager):
     """Workers that answer at once: the manager's retention is under test, not the worker."""
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
-        entry.status, entry.result = "completed", f"answer of {entry.id}"
+        entry.status, entry.result = RunStatus.COMPLETED, f"answer of {entry.id}"
 
 
 @pytest.mark.anyio

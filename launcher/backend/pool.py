@@ -19,8 +19,9 @@ import anyio
 import anyio.abc
 
 from launcher.backend import protocol
-from launcher.backend.protocol import FINAL, Job, RunState
+from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
+from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
 
 STOP_GRACE_S = 15.0
@@ -151,8 +152,8 @@ class SubagentManager:
     async def stop(self, entry: SubAgent) -> None:
         """Stop the sub-agent and wait until its worker (and so its servers) is gone."""
         entry.stop_requested = True
-        if entry.process is None and entry.status == "queued":
-            entry.status = "stopped"
+        if entry.process is None and entry.status is RunStatus.QUEUED:
+            entry.status = RunStatus.STOPPED
             entry.done.set()
             return
         await self._send(entry, protocol.stop())
@@ -164,11 +165,11 @@ class SubagentManager:
                 await stop_group(entry.process, KILL_LADDER)
             with anyio.move_on_after(KILL_WAIT_S):
                 await entry.done.wait()
-        if entry.status not in FINAL:
-            entry.status = "stopped"
+        if not entry.final:
+            entry.status = RunStatus.STOPPED
 
     async def _send(self, entry: SubAgent, message: dict[str, Any]) -> None:
-        if entry.status in FINAL:
+        if entry.final:
             return
         if entry.process is None or entry.process.stdin is None:
             entry.pending.append(message)
@@ -180,20 +181,20 @@ class SubagentManager:
         try:
             async with self._limiter:
                 if entry.stop_requested:
-                    entry.status = "stopped"
+                    entry.status = RunStatus.STOPPED
                     return
-                entry.status = "running"
+                entry.status = RunStatus.RUNNING
                 await self._drive(entry, job)
         except Exception as exc:
             # One sub-agent's failure (e.g. its workspace vanished) must not end serve.
-            entry.status = "error"
+            entry.status = RunStatus.ERROR
             entry.error = f"worker failed: {type(exc).__name__}: {exc}"
         finally:
-            if entry.status not in FINAL:
+            if not entry.final:
                 if entry.stop_requested:
-                    entry.status, entry.error = "stopped", None
+                    entry.status, entry.error = RunStatus.STOPPED, None
                 else:
-                    entry.status = "error"
+                    entry.status = RunStatus.ERROR
                     entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
             self._retire(entry)
@@ -251,5 +252,5 @@ async def drive_worker(
             await stop_group(process, WORKER_LADDER)
         if spare is not None:
             spare.merge_log()
-        if entry.status not in FINAL:
+        if not entry.final:
             entry.error = f"worker exited unexpectedly (status {process.returncode})"
