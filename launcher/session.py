@@ -82,8 +82,10 @@ class Session:
         home: Path | None = None,
         delegate: Delegate | None = None,
         pin: AgentPin | None = None,
+        close_grace_s: float = CLOSE_GRACE_S,
     ) -> None:
         self.agent = agent
+        self.close_grace_s = close_grace_s
         # The agent's pin in the lock: server tools that do not match it are muted.
         self.pin = pin
         self.servers = dict(servers)
@@ -238,7 +240,7 @@ class Session:
         self._closed = True
         for conn in self.connections.values():
             conn.close()
-        with anyio.move_on_after(CLOSE_GRACE_S):
+        with anyio.move_on_after(self.close_grace_s):
             for conn in self.connections.values():
                 await conn.done.wait()
 

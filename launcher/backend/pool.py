@@ -88,8 +88,12 @@ class SubagentManager:
         max_concurrent: int,
         no_lock: bool = False,
         spare_workers: int = SPARE_COUNT,
+        keep_ended: int = KEEP_ENDED,
+        expired_memory: int = EXPIRED_MEMORY,
     ) -> None:
         self._tg = tg
+        self._keep_ended = keep_ended
+        self._expired_memory = expired_memory
         self._no_lock = no_lock
         self._config_dir = config_dir
         self._workspace = workspace
@@ -98,9 +102,9 @@ class SubagentManager:
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
         self.expired: OrderedDict[str, None] = OrderedDict()
-        """Ids dropped after their ttl (bounded: only the latest EXPIRED_MEMORY)."""
+        """Ids dropped after their ttl (bounded: only the latest `expired_memory`)."""
         self._ended: deque[str] = deque()
-        """Ended sub-agents that are not tasks, oldest first (at most KEEP_ENDED)."""
+        """Ended sub-agents that are not tasks, oldest first (at most `keep_ended`)."""
         # Workers started ahead of the next spawn; the task ends them when serve ends.
         self._spares = SparePool(workspace=workspace, log_dir=self._logs, count=spare_workers)
         if spare_workers:
@@ -142,7 +146,7 @@ class SubagentManager:
         """Drop an ended sub-agent and its result (a task past its ttl, or beyond KEEP_ENDED)."""
         self.agents.pop(agent_id, None)
         self.expired[agent_id] = None
-        while len(self.expired) > EXPIRED_MEMORY:
+        while len(self.expired) > self._expired_memory:
             self.expired.popitem(last=False)
 
     async def steer(self, entry: SubAgent, message: str) -> None:
@@ -204,7 +208,7 @@ class SubagentManager:
         if entry.task:
             return
         self._ended.append(entry.id)
-        while len(self._ended) > KEEP_ENDED:
+        while len(self._ended) > self._keep_ended:
             self.forget(self._ended.popleft())
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
