@@ -6,6 +6,7 @@ session is scoped, recorded and run the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -14,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lock import load_lock
-from launcher.config.types import AgentSpec, Config
-from launcher.events import EventBus
+from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
 
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    import httpx2
 
     from launcher.agent import AgentLoop
     from launcher.session import Session
@@ -45,6 +46,12 @@ def resolve_request(config: Config, agent_name: str, ext: Sequence[str]) -> Agen
     return agent
 
 
+def agent_servers(config: Config, agent: AgentSpec) -> dict[str, ServerSpec]:
+    """The servers `agent` may draw on: the configured ones plus those its file defines
+    inline (Claude Code's `mcpServers`), which exist for it alone and win by name."""
+    return {**config.servers, **{spec.name: spec for spec in agent.servers}}
+
+
 def assemble_session(
     config: Config,
     agent_name: str,
@@ -65,11 +72,16 @@ def assemble_session(
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
     `session_id` continues a stored session (a resume); `depth` > 0 records a nested
-    sub-agent's session (which `last` never names).
+    sub-agent's session (which `last` never names). A `required` sandbox the OS cannot
+    give raises RunError here, before anything starts.
     """
+    from launcher.config.sandbox_field import agent_sandbox
     from launcher.session import Session
+    from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
+    agent = dataclasses.replace(agent, sandbox=agent_sandbox(agent, config.sandbox))
+    check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:
         found = load_lock(config.lock_path)
@@ -77,7 +89,7 @@ def assemble_session(
     home_dir = state_home()
     session = Session(
         agent,
-        config.servers,
+        agent_servers(config, agent),
         ext=ext,
         workspace=workspace.resolve(),
         state_home=home_dir,
@@ -105,22 +117,22 @@ def assemble_session(
 def model_tls_context() -> ssl.SSLContext:
     """The trust store model clients verify with, loaded once a process: loading it costs
     ~70 ms, which a spare worker pays while it waits instead of in the spawn."""
-    import httpx
+    import httpx2
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
-def model_http_client() -> httpx.AsyncClient:
+def model_http_client() -> httpx2.AsyncClient:
     """The HTTP client every model of a run shares."""
-    import httpx
+    import httpx2
 
-    timeout = httpx.Timeout(
+    timeout = httpx2.Timeout(
         connect=MODEL_HTTP_CONNECT_S,
         read=MODEL_HTTP_READ_S,
         write=MODEL_HTTP_WRITE_S,
         pool=MODEL_HTTP_CONNECT_S,
     )
-    return httpx.AsyncClient(timeout=timeout, verify=model_tls_context())
+    return httpx2.AsyncClient(timeout=timeout, verify=model_tls_context())
 
 
 async def run_agent(
@@ -133,7 +145,7 @@ async def run_agent(
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
-) -> str:
+) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
@@ -161,7 +173,7 @@ async def run_agent(
         if on_loop is not None:
             on_loop(loop)
 
-        async def body(s: Session) -> str:
+        async def body(s: Session) -> RunStatus:
             if before is not None:
                 await before(s)
             end = await loop.run(prompt)

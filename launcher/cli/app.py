@@ -6,7 +6,7 @@ fast and must never start a process (only `tools`, `spawn` and `serve` may).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,8 +27,27 @@ def _show_help(ctx: typer.Context, value: bool) -> None:
         raise typer.Exit()
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from launcher.cli.version import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
 @app.callback()
 def _group(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            expose_value=False,
+            callback=_show_version,
+            help="Show the version and exit.",
+        ),
+    ] = False,
     _help: Annotated[
         bool,
         typer.Option(
@@ -46,9 +65,10 @@ def _group(
     pass
 
 
-from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_log, cmd_session  # noqa: E402
+from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_init, cmd_log, cmd_session  # noqa: E402
 
 for command in (
+    cmd_init.init,
     cmd_config.agents,
     cmd_config.servers,
     cmd_session.tools,
@@ -64,6 +84,13 @@ for command in (
     app.command()(command)
 
 
+def click_command() -> Any:
+    """The click command typer builds from `app`, with readable help placeholders."""
+    from launcher.cli.placeholders import make_readable
+
+    return make_readable(typer.main.get_command(app))
+
+
 def main() -> None:
     """Console-script entry point."""
-    app()
+    click_command()(prog_name="subagent")

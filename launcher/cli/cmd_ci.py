@@ -11,6 +11,7 @@ from launcher.cli.options import (
     ConfigDir,
     Isolation,
     JsonFlag,
+    ServersFrom,
     Verbose,
     Workspace,
     check_settle,
@@ -31,6 +32,7 @@ def check(
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
@@ -72,6 +74,7 @@ def batch(
         str | None, typer.Option("--model", help="Default model for tasks without one.")
     ] = None,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     isolation: Isolation = None,
     verbose: Verbose = False,
@@ -126,6 +129,7 @@ def lock(
         ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Pin each agent's server tools in subagent.lock.json and print what changed."""

@@ -7,38 +7,53 @@ import json
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
+    ServersFrom,
     exit_with,
     load,
 )
 
 
-def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+def agents(
+    config_dir: ConfigDir = None, json_out: JsonFlag = False, servers_from: ServersFrom = None
+) -> None:
     """List agents with their source file and resolved scope (starts no server)."""
 
     def body() -> int:
         from launcher.cli.render import print_agents
         from launcher.cli.views import agent_rows
 
-        rows = agent_rows(load(config_dir))
+        config = load(config_dir)
+        rows = agent_rows(config)
         if json_out:
             print(json.dumps(rows, indent=2))
         else:
             print_agents(rows)
+            if all(row.get("source") is None for row in rows):
+                from launcher.cli.searched import nothing_found
+
+                print(f"(built-in agents only: {nothing_found(config, config_dir, 'agents')})")
         return 0
 
     exit_with(body)
 
 
-def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+def servers(
+    config_dir: ConfigDir = None, json_out: JsonFlag = False, servers_from: ServersFrom = None
+) -> None:
     """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
 
     def body() -> int:
         from launcher.cli.render import print_servers
         from launcher.cli.views import server_rows
 
-        rows = server_rows(load(config_dir))
+        config = load(config_dir)
+        rows = server_rows(config)
         if json_out:
             print(json.dumps(rows, indent=2))
+        elif not rows:
+            from launcher.cli.searched import nothing_found
+
+            print(nothing_found(config, config_dir, "servers"))
         else:
             print_servers(rows)
         return 0

@@ -14,6 +14,8 @@ from launcher.cli.options import (
     Isolation,
     JsonFlag,
     NoLock,
+    SandboxOpt,
+    ServersFrom,
     Verbose,
     Workspace,
     check_settle,
@@ -31,9 +33,11 @@ def tools(
     ] = 0.0,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Start a session, wait for its servers, print the tool set, end the session."""
 
@@ -56,16 +60,25 @@ def tools(
 
 
 def spawn(
-    args: Annotated[list[str], typer.Argument(help="[AGENT] PROMPT (PROMPT '-' reads stdin).")],
+    args: Annotated[
+        list[str],
+        typer.Argument(help="The agent (default general-purpose) and the prompt; '-' reads stdin."),
+    ],
     agent_opt: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
     ext: ExtOpt = None,
     model: Annotated[
         str | None, typer.Option("--model", help="PROVIDER:MODEL or scripted:PATH.")
     ] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1)] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--max-turns", min=1, help="Stop after N model turns (default: the agent's max_turns)."
+        ),
+    ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Model API base URL.")] = None,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
@@ -73,6 +86,7 @@ def spawn(
         str | None,
         typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
     ] = None,
+    sandbox: SandboxOpt = None,
     isolation: Isolation = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
@@ -147,31 +161,34 @@ def serve(
         ),
     ] = 3600.0,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     no_lock: NoLock = False,
+    scripted_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--scripted-dir",
+            metavar="DIR",
+            exists=True,
+            file_okay=False,
+            help="Also accept a host's scripted:PATH model from DIR (repeatable).",
+        ),
+    ] = None,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
 
     def body() -> int:
-        import anyio
+        from launcher.cli.servecmd import run_serve
 
-        from launcher.backend.server import serve as run_server
-        from launcher.state import state_home
-
-        # A broken config is reported now, not at the first spawn; loaded as the workers
-        # will load it (from the workspace), so the same `${VAR}`s are hidden.
-        load(config_dir, session=True, cwd=(workspace or Path.cwd()).resolve())
-        anyio.run(
-            lambda: run_server(
-                config_dir=config_dir.resolve() if config_dir else None,
-                workspace=(workspace or Path.cwd()).resolve(),
-                state_home=state_home(),
-                model=model,
-                max_concurrent=max_concurrent,
-                no_lock=no_lock,
-                task_ttl_ms=round(task_ttl * 1000),
-            )
+        return run_serve(
+            model=model,
+            max_concurrent=max_concurrent,
+            task_ttl=task_ttl,
+            config_dir=config_dir,
+            workspace=workspace,
+            no_lock=no_lock,
+            scripted_dirs=list(scripted_dir or []),
         )
-        return 0
 
     exit_with(body, fast=True)

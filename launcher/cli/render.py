@@ -55,7 +55,8 @@ class ProgressLine(LiveLine):
 def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     """`subagent agents` for people: each agent, its source, built-ins and servers."""
     for row in rows:
-        out.write(f"{row['name']}  ({row['source'] or 'built-in'})\n")
+        dialect = f", {row['dialect']}" if row.get("dialect") not in (None, "built-in") else ""
+        out.write(f"{row['name']}  ({row['source'] or 'built-in'}{dialect})\n")
         if row["description"]:
             out.write(f"    {row['description']}\n")
         out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
@@ -72,10 +73,10 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
             if "login" in spec:
                 machine = (spec.get("oauth") or {}).get("grant_type") == "client_credentials"
                 line += f"  oauth: {describe_oauth(spec['login'], machine=machine)}"
-            out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
-            out.write(f"{name}  stdio  {argv}\n")
+            line = f"{name}  stdio  {argv}"
+        out.write(f"{line}  ({spec.get('source')})\n" if spec.get("source") else line + "\n")
 
 
 def describe_oauth(
@@ -238,17 +239,21 @@ COLLAPSED_LINES = 6
 """On a terminal, `log ID` shows this many lines of each tool result (the rest: a count)."""
 
 
-def print_log_table(rows: list[dict[str, str]], out: TextIO = sys.stdout) -> None:
-    """`subagent log` for people: one line a session, newest first."""
+def print_log_table(
+    rows: list[dict[str, str]], out: TextIO = sys.stdout, *, empty: str = "no stored sessions"
+) -> None:
+    """`subagent log` for people: one line a session, newest first; a search (`-q`) shows
+    the matching text under MATCH instead of the prompt."""
     if not rows:
-        out.write("no stored sessions\n")
+        out.write(empty + "\n")
         return
+    last = "match" if any("match" in r for r in rows) else "prompt"
     widths = [max([len(c)] + [len(r[c]) for r in rows]) for c in LOG_COLUMNS[:-1]]
     header = [c.upper().ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
-    out.write("  ".join([*header, "PROMPT"]) + "\n")
+    out.write("  ".join([*header, last.upper()]) + "\n")
     for row in rows:
         cells = [row[c].ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
-        out.write("  ".join([*cells, row["prompt"]]).rstrip() + "\n")
+        out.write("  ".join([*cells, row.get(last, "")]).rstrip() + "\n")
 
 
 def print_conversation(conv: dict[str, Any], *, collapse: bool, out: TextIO = sys.stdout) -> None:

@@ -16,19 +16,24 @@ if TYPE_CHECKING:
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
     # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.config.sandbox_field import agent_sandbox
+    from launcher.tools.sandbox import describe
     from launcher.toolset.scope import ToolScope
 
     rows: list[dict[str, Any]] = []
     for spec in config.agents.values():
         scope = ToolScope(spec)
+        servers = {**config.servers, **{s.name: s for s in spec.servers}}
         rows.append(
             {
                 "name": spec.name,
                 "description": spec.description,
                 "source": str(spec.source) if spec.source else None,
+                "dialect": spec.dialect if spec.source else "built-in",
+                "display_name": spec.display_name,
                 "model": spec.model,
                 "builtins": list(scope.builtin_names()),
-                "servers": list(scope.servers_to_start(config.servers)),
+                "servers": list(scope.servers_to_start(servers)),
                 "selectors": [s.raw for s in spec.tools or () if s.kind in ("ext", "name")],
                 "disallowed_tools": [s.raw for s in spec.disallowed_tools],
                 "isolated": spec.isolated,
@@ -37,7 +42,9 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
+                "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
+                "background": spec.background,
             }
         )
     for name, error in config.broken_agents.items():
@@ -128,10 +135,21 @@ def log_table_rows(
             "turns": str(s["turns"]),
             "tokens": str(s["input_tokens"] + s["output_tokens"]),
             "age": age(now - s["started"]),
-            "prompt": first_line(s.get("match") or s["prompt"]),
+            "prompt": first_line(s["prompt"]),
+            **({"match": match_line(s["match"])} if "match" in s else {}),
         }
         for s in sessions
     ]
+
+
+def match_line(snippet: str, width: int = 72) -> str:
+    """A search snippet on one line, the first `[match]` in view: `…the [crash] when…`."""
+    text = " ".join(snippet.split())
+    if len(text) <= width:
+        return text
+    start = max(0, text.find("[") - width // 3)
+    piece = text[start : start + width - 2]
+    return ("…" if start else "") + piece + "…"
 
 
 def age(seconds: float) -> str:

@@ -11,19 +11,19 @@ a gap in which every one of several concurrent resumes ran. Stdlib only (`log` r
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from launcher.events import RunStatus
+from launcher.flock import try_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE
 
 LOCK_NAME = "running.lock"
-INTERRUPTED = "interrupted"
+INTERRUPTED = RunStatus.INTERRUPTED
 """The status `log` shows for a session left `running` by a process that is gone."""
-ACQUIRE_TRIES = 50
+ACQUIRE_WAIT_S = 0.5
 ACQUIRE_PAUSE_S = 0.01
 """A `log` probing the lock holds it for microseconds: a writer retries for up to 0.5 s."""
 
@@ -46,16 +46,11 @@ class RunLock:
             return True
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-        for _ in range(ACQUIRE_TRIES):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                time.sleep(ACQUIRE_PAUSE_S)
-                continue
-            self._fd = fd
-            return True
-        os.close(fd)
-        return False
+        if not wait_lock(fd, ACQUIRE_WAIT_S, poll_s=ACQUIRE_PAUSE_S):
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
 
     def release(self) -> None:
         if self._fd is not None:
@@ -96,18 +91,15 @@ def is_alive(home: Path, session_id: str) -> bool:
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return not try_lock(fd, shared=True)
     except OSError:
         return False
     finally:
         os.close(fd)
-    return False
 
 
 def mark_interrupted(home: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Rows stored as `running` whose process is gone get the status `interrupted`."""
     for row in rows:
-        if row.get("status") == "running" and not is_alive(home, row["id"]):
+        if row.get("status") == RunStatus.RUNNING and not is_alive(home, row["id"]):
             row["status"] = INTERRUPTED

@@ -1,8 +1,8 @@
 """MCP Tasks on top of the sub-agent manager: a task id IS a sub-agent id.
 
 The store is era-neutral: it keeps each task's creation time, ttl and whom to tell of a
-change; the wire shapes of each protocol era live in tasks_v1.py (2025-11-25) and
-tasks_v2.py (the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A task's record
+change; the wire shapes of each protocol era live in v2025_11_25.py (core Tasks) and
+v2026_07_28.py (the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A task's record
 and its sub-agent are dropped together once the run has ended and its ttl has passed.
 """
 
@@ -21,6 +21,7 @@ from mcp import MCPError
 from mcp_types import INVALID_PARAMS
 
 from launcher.backend.pool import SubAgent, SubagentManager
+from launcher.events import RunStatus
 
 DEFAULT_TTL_MS = 3_600_000
 """Retention when neither host nor `serve --task-ttl` names one: an hour gives a host time
@@ -98,7 +99,7 @@ def run_result(entry: SubAgent) -> types.CallToolResult:
     the agent said.
     """
     snapshot = entry.snapshot()
-    if entry.status == "completed":
+    if entry.status.ok:
         text = entry.result
     else:
         why = f": {entry.error}" if entry.error else ""
@@ -106,7 +107,7 @@ def run_result(entry: SubAgent) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=snapshot,
-        is_error=entry.status == "error",
+        is_error=entry.status is RunStatus.ERROR,
     )
 
 

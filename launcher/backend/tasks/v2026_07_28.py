@@ -6,7 +6,7 @@ carries the final result inline, `tasks/cancel` stops the worker, and status cha
 to the `subscriptions/listen` streams that asked for the task's id (`taskIds`).
 Built on the SDK's `Extension` (its `tools/call` interceptor and method bindings);
 `subscriptions/listen` is a spec method an extension may not bind, so it is served here
-and installed by tasks_wire.py.
+and installed by wire.py.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from mcp_types import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from launcher.backend.catalog import TASK_TOOLS
 from launcher.backend.pool import SubAgent
-from launcher.backend.tasks import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
-from launcher.backend.tasks_v1 import TASK_TOOLS, Spawn
+from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
+from launcher.backend.tasks.v2025_11_25 import Spawn
 from launcher.errors import SubagentError
+from launcher.events import RunStatus
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
@@ -55,7 +57,7 @@ def status_v2(entry: SubAgent) -> str:
     (`failed` is for protocol faults, which a finished run is not)."""
     if not entry.done.is_set():
         return "working"
-    return "cancelled" if entry.status == "stopped" else "completed"
+    return "cancelled" if entry.status is RunStatus.STOPPED else "completed"
 
 
 def task_v2(record: TaskRecord) -> dict[str, Any]:

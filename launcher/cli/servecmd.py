@@ -1,0 +1,131 @@
+"""`subagent serve`'s body, and its plain arguments parsed without typer.
+
+The console script runs `serve` through `parse_fast` before typer loads: a host waits for
+serve's first answer, and the early face (backend/early.py) can give it only as soon as
+the config is loaded. Stdlib only at import; tests/test_cli_serve_fast.py holds the
+parse equal to typer's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+MAX_CONCURRENT_DEFAULT = 4
+TASK_TTL_DEFAULT_S = 3600.0
+TASK_TTL_MIN_S = 0.001
+TASK_TTL_MAX_S = 86400.0
+_VALUED = {
+    "--model": "model",
+    "--max-concurrent": "max_concurrent",
+    "--task-ttl": "task_ttl",
+    "--config-dir": "config_dir",
+    "--workspace": "workspace",
+    "--scripted-dir": "scripted_dirs",
+}
+_FLAGS = {"--no-lock": "no_lock"}
+
+
+def parse_fast(args: list[str]) -> dict[str, Any] | None:
+    """`serve`'s arguments as run_serve's keywords, or None for anything unusual (typer
+    then parses, and gives its own error messages)."""
+    out: dict[str, Any] = {
+        "model": None,
+        "max_concurrent": str(MAX_CONCURRENT_DEFAULT),
+        "task_ttl": str(TASK_TTL_DEFAULT_S),
+        "config_dir": None,
+        "workspace": None,
+        "no_lock": False,
+        "scripted_dirs": [],
+    }
+    rest = list(args)
+    while rest:
+        name, eq, value = rest.pop(0).partition("=")
+        if name in _FLAGS and not eq:
+            out[_FLAGS[name]] = True
+        elif name in _VALUED:
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            if name == "--scripted-dir":
+                out["scripted_dirs"].append(value)
+            else:
+                out[_VALUED[name]] = value
+        else:
+            return None  # an unknown option, a positional, `--`: typer's message
+    return _typed(out)
+
+
+def _typed(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """Values converted and range-checked as typer would, or None (typer reports it)."""
+    try:
+        max_concurrent = int(raw["max_concurrent"])
+        task_ttl = float(raw["task_ttl"])
+    except ValueError:
+        return None
+    if max_concurrent < 1 or not TASK_TTL_MIN_S <= task_ttl <= TASK_TTL_MAX_S:
+        return None
+    config_dir = raw["config_dir"]
+    if config_dir is None:
+        config_dir = os.environ.get("SUBAGENT_CONFIG_DIR")
+    if config_dir == "" or raw["workspace"] == "" or "" in raw["scripted_dirs"]:
+        return None
+    for directory in [raw["workspace"], *raw["scripted_dirs"]]:
+        if directory is not None and not Path(directory).is_dir():
+            return None
+    workspace = raw["workspace"]
+    return {
+        "model": raw["model"],
+        "max_concurrent": max_concurrent,
+        "task_ttl": task_ttl,
+        "config_dir": Path(config_dir) if config_dir is not None else None,
+        "workspace": Path(workspace) if workspace is not None else None,
+        "no_lock": raw["no_lock"],
+        "scripted_dirs": [Path(d) for d in raw["scripted_dirs"]],
+    }
+
+
+def run_serve(
+    *,
+    model: str | None,
+    max_concurrent: int,
+    task_ttl: float,
+    config_dir: Path | None,
+    workspace: Path | None,
+    no_lock: bool,
+    scripted_dirs: list[Path],
+) -> int:
+    """Load the config, open the early face on stdio, then load the SDK and serve until EOF."""
+    from launcher.backend.catalog import agents_of
+    from launcher.backend.early import EarlyAnswers, EarlyFace
+    from launcher.cli.loading import load
+
+    root = (workspace or Path.cwd()).resolve()
+    # A broken config is reported now, not at the first spawn; loaded as the workers will
+    # load it (from the workspace), so the same `${VAR}`s are hidden. Any re-exec that
+    # hides them happens here, before a byte of the host's input is read.
+    config = load(config_dir, session=True, cwd=root)
+    face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
+    face.start()
+
+    import anyio
+
+    from launcher.backend.server import serve
+    from launcher.state import state_home
+
+    anyio.run(
+        lambda: serve(
+            config_dir=config_dir.resolve() if config_dir else None,
+            workspace=root,
+            state_home=state_home(),
+            model=model,
+            max_concurrent=max_concurrent,
+            no_lock=no_lock,
+            task_ttl_ms=round(task_ttl * 1000),
+            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
+            early=face,
+        )
+    )
+    return 0
