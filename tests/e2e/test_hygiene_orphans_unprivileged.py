@@ -143,7 +143,8 @@ def _run(root: Path, end: str, commands: dict[str, str], marks: dict[str, str]) 
             f"setsid -f sleep {marks['server']}; exec {sys.executable} -m mcp_servers.github",
         ],
     }
-    agent = "---\nname: escaper\ntools: [bash]\n---\nRun.\n"
+    # Unconfined: what is tested is the sweep of escapes, not a sandbox that prevents them.
+    agent = "---\nname: escaper\ntools: [bash]\nsandbox: off\n---\nRun.\n"
     config = write_config(config_root, {"github": server}, {"escaper": agent})
     steps: list[dict[str, Any]] = [
         {"call": [{"tool": "bash", "args": {"command": c}}]} for c in commands.values()

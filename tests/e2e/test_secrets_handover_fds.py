@@ -30,7 +30,8 @@ WORKERS = 20
 PROBE_LIMIT_S = 280
 """The probe stops itself by then if the stop file never comes."""
 PREFIX = "sk-test-HANDOVER-"
-SHELL_AGENT = "---\nname: shell\ntools: [bash]\nextensions: false\n---\nRun.\n"
+SHELL_AGENT = "---\nname: shell\ntools: [bash]\nextensions: false\nsandbox: off\n---\nRun.\n"
+"""Unconfined: the probe must see every process (a sandbox hiding them is another layer)."""
 QUIET_AGENT = "---\nname: quiet\ntools: []\nextensions: false\n---\nSay done.\n"
 
 PROBE = f"""
@@ -85,6 +86,7 @@ async def test_no_secret_in_any_fd_while_workers_start(tmp_path: Path) -> None:
     env.pop("SUBAGENT_CONFIG_DIR", None)
     argv = ["-m", "launcher.cli", "serve", "--config-dir", str(config)]
     argv += ["--workspace", str(workspace), "--max-concurrent", "6"]
+    argv += ["--scripted-dir", str(tmp_path)]  # the scripts lie outside the workspace
     params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(tmp_path))
     with anyio.fail_after(LIMIT_S), (tmp_path / "serve.err").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=LIMIT_S) as c:
