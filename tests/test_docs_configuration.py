@@ -23,7 +23,10 @@ OAUTH_PAGE_FIELDS = _HTTP_FIELDS - {"url", "headers", "auth"}
 """OAuth's own fields, documented on docs/oauth.md (which the page links)."""
 
 
-PREFIXES = {"SUBAGENT_TOKEN_": "SUBAGENT_TOKEN_<SERVER>", "SUBAGENT_MODEL_": "SUBAGENT_MODEL_SONNET"}
+PREFIXES = {
+    "SUBAGENT_TOKEN_": "SUBAGENT_TOKEN_<SERVER>",
+    "SUBAGENT_MODEL_": "SUBAGENT_MODEL_SONNET",
+}
 """Names the code completes (a server's, an alias's), as the page writes them."""
 
 
@@ -50,12 +53,13 @@ def test_every_environment_variable_is_documented(name: str) -> None:
 
 
 def test_every_discovery_place_is_documented() -> None:
-    for folder, _ in (*PROJECT_AGENT_DIRS, *USER_AGENT_DIRS):
-        where = "~" if (folder, _) in USER_AGENT_DIRS else "."
-        assert f"`{where}/{folder}/`" in PAGE, folder
+    for where, dirs in ((".", PROJECT_AGENT_DIRS), ("~", USER_AGENT_DIRS)):
+        for folder, _ in dirs:
+            assert f"`{where}/{folder}/`" in PAGE, folder
     for name, _ in PROJECT_HOST_FILES:
         assert f"`./{name}`" in PAGE, name
-    for place in ("`./.subagent/agents/`", "`./.subagent/mcp.json`", "`~/.config/subagent/mcp.json`"):
+    ours = ("`./.subagent/agents/`", "`./.subagent/mcp.json`", "`~/.config/subagent/mcp.json`")
+    for place in ours:
         assert place in PAGE, place
 
 
