@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lock import load_lock
 from launcher.config.types import AgentSpec, Config, ServerSpec
-from launcher.events import EventBus
+from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ async def run_agent(
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
-) -> str:
+) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
@@ -173,7 +173,7 @@ async def run_agent(
         if on_loop is not None:
             on_loop(loop)
 
-        async def body(s: Session) -> str:
+        async def body(s: Session) -> RunStatus:
             if before is not None:
                 await before(s)
             end = await loop.run(prompt)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launcher.bridge.phase import ServerPhase
 from launcher.check.cases import CheckCase
 from launcher.check.expect import RunRecord, Surface, evaluate_run, evaluate_surface
 from launcher.check.lock import load_lock, session_drift
@@ -85,7 +86,7 @@ def server_failures(session: Session) -> list[str]:
     return [
         f"server '{name}' failed to start: {status.error or status.state}"
         for name, status in session.status().items()
-        if status.state == "failed"
+        if status.state is ServerPhase.FAILED
     ]
 
 

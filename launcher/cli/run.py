@@ -157,7 +157,7 @@ def run_spawn(
     """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
-    from launcher.events import jsonl_sink
+    from launcher.events import RunStatus, jsonl_sink
     from launcher.worktree import describe, isolated_workspace
 
     agent = resolve_request(config, agent_name, ext)
@@ -196,7 +196,7 @@ def run_spawn(
 
             session.bus.subscribe(SpawnRenderer())
 
-        async def main() -> str:
+        async def main() -> RunStatus:
             return await run_agent(
                 session,
                 prompt,
@@ -209,7 +209,7 @@ def run_spawn(
         status = run_async(main)
         if verbose:
             sys.stderr.write(f"session logs: {session.dir}\n")
-    return 0 if status == "completed" else 1
+    return 0 if status.ok else 1
 
 
 def run_batch_command(
