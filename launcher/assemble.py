@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
-from launcher.config.lock import load_lock
+from launcher.config.lockfile import load_lock
 from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.events import EventBus, RunStatus
 from launcher.state import state_home

@@ -18,7 +18,7 @@ import anyio
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import REPORTED, ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
-from launcher.config.lock import AgentPin, lock_reason
+from launcher.config.lockfile import AgentPin, lock_reason
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from launcher.config.lock import NOT_IN_LOCK, AgentPin, lock_reason, pin_entry
+from launcher.config.lockfile import NOT_IN_LOCK, AgentPin, lock_reason, pin_entry
 from launcher.config.types import AgentSpec, Selector
 from launcher.toolset.admission import admission, compose
 from launcher.toolset.registry import NOT_REGISTERED, ToolRegistry

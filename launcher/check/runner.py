@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from launcher.bridge.phase import ServerPhase
 from launcher.check.cases import CheckCase
 from launcher.check.expect import RunRecord, Surface, evaluate_run, evaluate_surface
-from launcher.check.lock import load_lock, session_drift
+from launcher.check.pins import load_lock, session_drift
 from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.events import (

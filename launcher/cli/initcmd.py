@@ -92,7 +92,7 @@ def run_init(directory: Path | None, *, ci: bool) -> int:
 
 def _pin(root: Path) -> None:
     """Write the lock through `subagent lock`'s own code: one session of the example agent."""
-    from launcher.check.locking import lock_agents
+    from launcher.check.lock_writer import lock_agents
     from launcher.cli.run import run_async
     from launcher.config.discovery import load_config
 

@@ -216,7 +216,7 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -> None:
     """`subagent lock`: per agent, what changed against the previous lock, then the file."""
-    from launcher.check.lock import format_drift
+    from launcher.check.pins import format_drift
 
     for result in results:
         servers = ", ".join(

@@ -278,7 +278,7 @@ def check_writable(path: Path, option: str) -> None:
 
 def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:
     """`subagent lock`: pin each agent's surface, write the lock, print each agent's diff."""
-    from launcher.check.locking import lock_agents
+    from launcher.check.lock_writer import lock_agents
     from launcher.cli.render import print_lock_report
 
     async def main() -> Any:

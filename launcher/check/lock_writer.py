@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.bridge.phase import ServerPhase
-from launcher.check.lock import AgentPin, Drift, Lock, diff, load_lock, pin_session, write_lock
+from launcher.check.pins import AgentPin, Drift, Lock, diff, load_lock, pin_session, write_lock
 from launcher.config.discovery import DEFAULT_AGENT
 from launcher.config.types import Config
 from launcher.errors import ConfigError, ServerError
