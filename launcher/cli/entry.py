@@ -3,7 +3,7 @@
 A command that runs sessions re-executes itself at once when credential-named variables
 are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
 second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` with
-plain arguments runs without typer at all (logcmd.parse_fast).
+plain arguments runs without typer at all (cli/log.py, parse_fast).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main() -> None:
 
 def _fast_log(args: list[str]) -> None:
     """Run `subagent log` without typer when its arguments are plain; else return."""
-    from launcher.cli.logcmd import parse_fast, run_log
+    from launcher.cli.log import parse_fast, run_log
 
     keywords = parse_fast(args)
     if keywords is not None:

@@ -1,4 +1,4 @@
-"""`agents` and `servers`: read the config, start nothing."""
+"""`subagent agents`: the agents found and their resolved scope; starts nothing."""
 
 from __future__ import annotations
 
@@ -24,23 +24,6 @@ def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
             print(json.dumps(rows, indent=2))
         else:
             print_agents(rows)
-        return 0
-
-    exit_with(body)
-
-
-def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
-    """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
-
-    def body() -> int:
-        from launcher.cli.render import print_servers
-        from launcher.cli.views import server_rows
-
-        rows = server_rows(load(config_dir))
-        if json_out:
-            print(json.dumps(rows, indent=2))
-        else:
-            print_servers(rows)
         return 0
 
     exit_with(body)

@@ -1,0 +1,29 @@
+"""`subagent servers`: the configured MCP servers, secrets masked; starts nothing."""
+
+from __future__ import annotations
+
+import json
+
+from launcher.cli.options import (
+    ConfigDir,
+    JsonFlag,
+    exit_with,
+    load,
+)
+
+
+def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+    """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
+
+    def body() -> int:
+        from launcher.cli.render import print_servers
+        from launcher.cli.views import server_rows
+
+        rows = server_rows(load(config_dir))
+        if json_out:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_servers(rows)
+        return 0
+
+    exit_with(body)
