@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 from _util import BENCH_DIR, Result, bench_main, fast_stub_args, median, spread, state_dir
-from call_rate import via_bare_sdk, via_connection
+from call_rate import via_connection, via_session
 from fanout import DELAY_S, FANOUT, session_times
 from orphans import alive, read_pids, reap
 
@@ -133,7 +133,7 @@ def ours(rounds: int, calls: int) -> dict[str, Any]:
             for count in ready:
                 ready[count].append(anyio.run(session_times, count, DELAY_S, root)[0])
             conn.append(anyio.run(via_connection, fast_stub_args(), calls, root)[0])
-            bare.append(anyio.run(via_bare_sdk, fast_stub_args(), calls, root)[0])
+            bare.append(anyio.run(via_session, fast_stub_args(), calls, root)[0])
         orphans = {
             "orphans_cleanup": anyio.run(ours_after_close, root),
             "orphans_sigkill": ours_after_sigkill(root),

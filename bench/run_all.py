@@ -17,7 +17,9 @@ import cli_help
 import fanout
 import list_burst
 import peers
+import sandbox
 import secret_reexec
+import serve_first_answer
 import serve_spawn
 import stdio_lines
 import store
@@ -32,9 +34,11 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "peers": peers.run,
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,
+    "serve_first_answer": serve_first_answer.run,
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "sandbox": sandbox.run,
 }
 
 

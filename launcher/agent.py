@@ -214,8 +214,8 @@ class AgentLoop:
         if calls:
             results: list[ToolResult | None] = [None] * len(calls)
             try:
-                offered_names = frozenset(t.name for t in offered)
-                await self._run_calls(turn, calls, results, offered_names)
+                origins = {t.name: (t.server, t.tool) for t in offered}
+                await self._run_calls(turn, calls, results, origins)
             finally:
                 # Even when a stop cancels the calls, every call gets its answer: a
                 # resumed conversation with an unanswered tool call is rejected by APIs.
@@ -238,13 +238,23 @@ class AgentLoop:
         turn: int,
         calls: list[ToolCall],
         results: list[ToolResult | None],
-        offered: frozenset[str],
+        origins: dict[str, tuple[str | None, str]],
     ) -> None:
-        """Run one turn's calls in parallel, filling `results` in call order."""
+        """Run one turn's calls in parallel, filling `results` in call order; `origins`:
+        each offered name's server and original tool name, for the events."""
+        offered = frozenset(origins)
 
         async def one(index: int, call: ToolCall) -> None:
+            server, tool = origins.get(call.name, (None, None))
             await self.host.emit(
-                ToolCallEvent(turn=turn, id=call.id, name=call.name, arguments=call.arguments)
+                ToolCallEvent(
+                    turn=turn,
+                    id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    server=server,
+                    tool=tool,
+                )
             )
             result = await self._execute(call, offered)
             results[index] = result
@@ -255,6 +265,8 @@ class AgentLoop:
                     name=call.name,
                     is_error=result.is_error,
                     content=result.content,
+                    server=server,
+                    tool=tool,
                 )
             )
 

@@ -6,6 +6,7 @@ session is scoped, recorded and run the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lock import load_lock
-from launcher.config.types import AgentSpec, Config
+from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.events import EventBus
 from launcher.state import state_home
 
@@ -45,6 +46,12 @@ def resolve_request(config: Config, agent_name: str, ext: Sequence[str]) -> Agen
     return agent
 
 
+def agent_servers(config: Config, agent: AgentSpec) -> dict[str, ServerSpec]:
+    """The servers `agent` may draw on: the configured ones plus those its file defines
+    inline (Claude Code's `mcpServers`), which exist for it alone and win by name."""
+    return {**config.servers, **{spec.name: spec for spec in agent.servers}}
+
+
 def assemble_session(
     config: Config,
     agent_name: str,
@@ -57,17 +64,24 @@ def assemble_session(
     lock: bool = True,
     config_dir: Path | None = None,
     session_id: str | None = None,
+    depth: int = 0,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
     With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
-    `session_id` continues a stored session (a resume).
+    `session_id` continues a stored session (a resume); `depth` > 0 records a nested
+    sub-agent's session (which `last` never names). A `required` sandbox the OS cannot
+    give raises RunError here, before anything starts.
     """
+    from launcher.config.sandbox_field import agent_sandbox
     from launcher.session import Session
+    from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
+    agent = dataclasses.replace(agent, sandbox=agent_sandbox(agent, config.sandbox))
+    check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:
         found = load_lock(config.lock_path)
@@ -75,7 +89,7 @@ def assemble_session(
     home_dir = state_home()
     session = Session(
         agent,
-        config.servers,
+        agent_servers(config, agent),
         ext=ext,
         workspace=workspace.resolve(),
         state_home=home_dir,
@@ -93,6 +107,7 @@ def assemble_session(
                 home_dir,
                 workspace=session.workspace,
                 config_dir=config_dir.resolve() if config_dir else None,
+                depth=depth,
             )
         )
     return session

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
+from launcher.secrets import UNMASKED
+
+READ_BACK = {UNMASKED: True}
+"""Field metadata: an id, name, path or spec the program reads back, so never masked."""
+
 
 @dataclass(kw_only=True)
 class Event:
@@ -35,10 +40,10 @@ class Event:
 @dataclass(kw_only=True)
 class SessionStart(Event):
     type: ClassVar[str] = "session_start"
-    agent: str
-    session_id: str
-    servers: list[str] = field(default_factory=list)
-    log_dir: str | None = None
+    agent: str = field(metadata=READ_BACK)
+    session_id: str = field(metadata=READ_BACK)
+    servers: list[str] = field(default_factory=list, metadata=READ_BACK)
+    log_dir: str | None = field(default=None, metadata=READ_BACK)
 
 
 @dataclass(kw_only=True)
@@ -49,11 +54,11 @@ class ServerState(Event):
     """
 
     type: ClassVar[str] = "server_state"
-    server: str
+    server: str = field(metadata=READ_BACK)
     state: str
     error: str | None = None
     tools: int = 0
-    log: str | None = None
+    log: str | None = field(default=None, metadata=READ_BACK)
     protocol: str | None = None
     server_info: dict[str, str | None] | None = None
 
@@ -63,7 +68,7 @@ class ToolsChanged(Event):
     """The registry changed: tools added, removed, or changed (description or schema)."""
 
     type: ClassVar[str] = "tools_changed"
-    source: str
+    source: str = field(metadata=READ_BACK)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -74,7 +79,7 @@ class AgentStart(Event):
     """An agent run (or a resume of it) begins on `model` (the resolved PROVIDER:MODEL spec)."""
 
     type: ClassVar[str] = "agent_start"
-    model: str
+    model: str = field(metadata=READ_BACK)
 
 
 @dataclass(kw_only=True)
@@ -120,6 +125,10 @@ class ToolCallEvent(Event):
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    server: str | None = None
+    """The offered tool's server (None: a built-in, or a name this turn did not offer)."""
+    tool: str | None = None
+    """The offered tool's own name (`list_issues` for `mcp__github__list_issues`)."""
 
 
 @dataclass(kw_only=True)
@@ -130,6 +139,8 @@ class ToolResultEvent(Event):
     name: str
     is_error: bool
     content: str
+    server: str | None = None
+    tool: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -5,6 +5,16 @@ server logs, the event sinks and the CLI's output all ask this module. A secret 
 masked in every form a log line or a tool result is likely to carry it: raw,
 URL-encoded, JSON-escaped, and base64 (standard and URL-safe, also embedded in a
 longer base64 string at any of the three byte alignments).
+
+One rule for every value, wherever it came from (a `${VAR}` in mcp.json, a credential-named
+variable, a hidden one, a learned token): a value shorter than MIN_SECRET_CHARS is never
+masked. Masking replaces text wherever it occurs, so a short value would also replace
+what merely looks like it: a one-letter value every such letter in every result, a user
+name every path under the home directory, a `1` every digit of an answer. No credential
+is that short, and a user who puts one in `${VAR}` is warned at config load (by name,
+never by value) that it will show. And a masked copy is only ever written for people to
+read: the fields of an event that the program reads back (session ids, agent and server
+names, paths, the model spec) are never masked (`UNMASKED`), whatever the values.
 """
 
 from __future__ import annotations
@@ -24,9 +34,9 @@ MASK = "****"
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 """Variables the model's shell never sees: API keys and tokens would end up in its context."""
 
-MIN_ENV_SECRET_CHARS = 8
-"""A secret-named variable's value shorter than this is not masked (`AUTH_ENABLED=1`
-would otherwise mask every `1` in every log)."""
+MIN_SECRET_CHARS = 8
+"""A value shorter than this is never masked (`AUTH_ENABLED=1` would mask every `1` in every
+log, a user name every path): see the module docstring."""
 MIN_FORM_CHARS = 8
 """A derived form (base64 inside a longer string) shorter than this is not masked: four
 base64 characters match unrelated text too often."""
@@ -51,7 +61,7 @@ def note_secrets(values: Iterable[str]) -> None:
     """Register credentials learned at run time (tokens): every LiveMask masks them from now."""
     global _learned_generation
     # A value too short to be a credential would mask every copy of it in every log.
-    new = {v for v in values if len(v) >= MIN_ENV_SECRET_CHARS and v not in _learned}
+    new = {v for v in values if len(v) >= MIN_SECRET_CHARS and v not in _learned}
     if new:
         _learned.update(new)
         _learned_generation += 1
@@ -81,8 +91,13 @@ def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
     """Values of this process's secret-named and hidden variables (API keys, tokens)."""
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_ENV_SECRET_CHARS}
-    return frozenset(values | {v for v in _hidden.values() if v} | _learned)
+    values = {v for k, v in env.items() if is_secret_name(k)} | set(_hidden.values())
+    return frozenset({v for v in values if is_maskable(v)} | _learned)
+
+
+def is_maskable(value: str) -> bool:
+    """Whether `value` is long enough to be masked without masking unrelated text."""
+    return len(value) >= MIN_SECRET_CHARS
 
 
 def _b64_cores(raw: bytes, encode: Callable[[bytes], bytes]) -> set[str]:
@@ -113,11 +128,20 @@ def secret_forms(value: str) -> set[str]:
 T = TypeVar("T")
 
 
-class SecretMask:
-    """Masks known secret values, in all their forms, in text, bytes and events."""
+UNMASKED = "unmasked"
+"""Metadata key of an event field the program reads back (an id, a name, a path)."""
 
-    def __init__(self, values: Iterable[str] = ()) -> None:
-        self.values = frozenset(v for v in values if v)
+
+class SecretMask:
+    """Masks known secret values, in all their forms, in text, bytes and events.
+
+    Values shorter than `min_chars` are left out (MIN_SECRET_CHARS: see the module
+    docstring); a display shown once and never read back may pass 1.
+    """
+
+    def __init__(self, values: Iterable[str] = (), *, min_chars: int = MIN_SECRET_CHARS) -> None:
+        self.min_chars = min_chars
+        self.values = frozenset(v for v in values if v and len(v) >= min_chars)
         forms = set().union(*(secret_forms(v) for v in self.values)) if self.values else set()
         ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
         self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
@@ -131,7 +155,7 @@ class SecretMask:
 
     def union(self, values: Iterable[str]) -> SecretMask:
         """A mask of these values and this mask's."""
-        return SecretMask(self.values | set(values))
+        return SecretMask(self.values | set(values), min_chars=self.min_chars)
 
     def text(self, text: str) -> str:
         """`text` with every form of every secret replaced by `****`."""
@@ -156,12 +180,12 @@ class SecretMask:
         return obj
 
     def event(self, event: T) -> T:
-        """A copy of a dataclass event with every string field masked."""
+        """A copy of a dataclass event with every string field masked, bar UNMASKED ones."""
         if self._text is None or not dataclasses.is_dataclass(event):
             return event
         changes: dict[str, Any] = {}
         for f in dataclasses.fields(event):
-            if f.init:
+            if f.init and not f.metadata.get(UNMASKED):
                 old = getattr(event, f.name)
                 new = self.value(old)
                 if new != old:

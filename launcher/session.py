@@ -34,6 +34,7 @@ from launcher.events import (
 from launcher.secrets import LiveMask, SecretMask, process_secrets
 from launcher.state import new_session_id, private_dir, private_opener
 from launcher.store.spill import fit_result, results_dir
+from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
     from launcher.procs.watchdog import Watchdog
     from launcher.tools.delegate import Delegate
+    from launcher.tools.sandbox import ShellSandbox
 
 T = TypeVar("T")
 
@@ -62,6 +64,10 @@ class ServerStatus:
     error: str | None = None
     info: dict[str, str | None] | None = field(default=None, compare=False)
     """The server's own name and version (initialize `serverInfo`), once connected."""
+
+
+SERVER_CONFIG = "off in the server's config"
+"""Muted reason of a tool its server's own config turns off (`disabled_tools`, ...)."""
 
 
 class Session:
@@ -101,12 +107,15 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
-        self.registry = ToolRegistry(gate=self._gate, order=tuple(self.servers))
+        self.registry = ToolRegistry(
+            gate=self._gate, order=tuple(self.servers), naming=naming_for(agent.dialect)
+        )
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
         self._watchdog: Watchdog = Watchdog()
+        self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
@@ -236,6 +245,8 @@ class Session:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._watchdog.close)
+                if self._sandbox is not None:
+                    self._sandbox.close()
                 logging.getLogger("mcp").removeHandler(sdk_log)
                 sdk_log.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
@@ -267,6 +278,9 @@ class Session:
     def _gate(self, entry: ToolEntry) -> str | None:
         # A tool its source marked unusable is rejected whatever the scope says.
         reason = entry.problem or self.scope.gate(entry)
+        server = self.servers.get(entry.server) if entry.server is not None else None
+        if reason is None and server is not None and not server.offers(entry.tool):
+            reason = SERVER_CONFIG  # Codex's disabled_tools / enabled_tools, Gemini's
         if reason is not None or self.pin is None:
             return reason
         # The lock judges only what the scope would offer: an unselected tool keeps
@@ -291,11 +305,19 @@ class Session:
     def _register_local_tools(self) -> None:
         from launcher.tools import builtin_entries, memory_entries
         from launcher.tools.delegate import delegate_entry
+        from launcher.tools.sandbox import ShellSandbox
 
         wanted = self.scope.builtin_names()
         names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
+        self._sandbox = ShellSandbox(
+            self.agent.sandbox, workspace=self.workspace, state_home=self.state_home, home=self.home
+        )
         entries = builtin_entries(
-            self.workspace, names, group_guard=self._watchdog, results=results_dir(self.dir)
+            self.workspace,
+            names,
+            group_guard=self._watchdog,
+            results=results_dir(self.dir),
+            sandbox=self._sandbox,
         )
         if DELEGATE_TOOL in wanted:
             entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))

@@ -13,7 +13,7 @@ from mcp_types import INVALID_PARAMS
 from launcher.backend import pool
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.protocol import Job
-from launcher.backend.tasks import (
+from launcher.backend.tasks.store import (
     DEFAULT_TTL_MS,
     LIST_PAGE_SIZE,
     MAX_TTL_MS,
@@ -21,8 +21,8 @@ from launcher.backend.tasks import (
     TaskStore,
     clamp_ttl,
 )
-from launcher.backend.tasks_v1 import status_v1, task_v1
-from launcher.backend.tasks_v2 import status_v2
+from launcher.backend.tasks.v2025_11_25 import status_v1, task_v1
+from launcher.backend.tasks.v2026_07_28 import status_v2
 
 
 def test_ttl_is_defaulted_and_capped() -> None:

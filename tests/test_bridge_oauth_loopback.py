@@ -30,6 +30,7 @@ async def test_callback_carries_code_state_and_iss() -> None:
     receiver = RedirectReceiver()
     async with anyio.create_task_group() as tg:
         await receiver.start(tg)
+        receiver.expect_state("xyz")
         assert receiver.redirect_uri.startswith("http://127.0.0.1:")
         other = await fetch(f"http://127.0.0.1:{receiver.port}/favicon.ico")
         assert other.status_code == 404
@@ -52,6 +53,7 @@ async def test_error_redirect_is_reported_not_a_code() -> None:
     receiver = RedirectReceiver()
     async with anyio.create_task_group() as tg:
         await receiver.start(tg)
+        receiver.expect_state("s")
         url = f"{receiver.redirect_uri}?error=access_denied&error_description=no+way&state=s"
         response = await fetch(url)
         result = await receiver.wait(WAIT_S)
@@ -62,6 +64,32 @@ async def test_error_redirect_is_reported_not_a_code() -> None:
         "access_denied",
         "no way",
     )
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["code=forged&state=wrong", "code=forged", "error=access_denied&state=wrong"],
+    ids=["wrong state", "no state", "forged error"],
+)
+async def test_a_callback_without_the_logins_state_is_refused_and_the_login_waits_on(
+    query: str,
+) -> None:
+    real_state = "the-real-state-QWERTY"
+    receiver = RedirectReceiver()
+    async with anyio.create_task_group() as tg:
+        await receiver.start(tg)
+        receiver.expect_state(real_state)
+
+        forged = await fetch(f"{receiver.redirect_uri}?{query}")
+        real = await fetch(f"{receiver.redirect_uri}?code=right&state={real_state}")
+        result = await receiver.wait(WAIT_S)
+        tg.cancel_scope.cancel()
+
+    assert forged.status_code == 400
+    assert "Login complete" not in forged.text and real_state not in forged.text
+    assert "wrong" not in forged.text
+    assert real.status_code == 200 and "Login complete" in real.text
+    assert (result.code, result.state) == ("right", real_state)
 
 
 async def test_wait_times_out_without_a_redirect() -> None:

@@ -30,7 +30,6 @@ def write(tmp_path: Path, frontmatter: str) -> Path:
         ("tools: 5", "tools", "expected a comma-separated string or a list"),
         ("tools: 'ext:'", "tools", "ext:SERVER"),
         ("tools: [{a: 1}]", "tools", "list of strings"),
-        ("disallowed_tools: [nope]", "disallowed_tools", "unknown built-in tool 'nope'"),
         ("extensions: 3", "extensions", "true, false or a list"),
         ("extensions: [a, 1]", "extensions", "true, false or a list"),
         ("isolated: 'yes please'", "isolated", "true or false"),

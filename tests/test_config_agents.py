@@ -91,10 +91,10 @@ def test_model_inherit_means_default_model() -> None:
 
 def test_unknown_field_is_a_warning_with_line_and_hint() -> None:
     warnings: list[str] = []
-    text = "---\nname: a\ncolor: blue\nmaxTurns: 3\n---\n"
+    text = "---\nname: a\nshade: blue\nmaxTurns: 3\n---\n"
     spec = parse_agent_text(text, Path("/x/a.md"), warnings)
     assert spec.name == "a"
-    assert warnings[0].startswith("/x/a.md:3: unknown field 'color'")
+    assert warnings[0].startswith("/x/a.md:3: unknown field 'shade'")
     assert "/x/a.md:4:" in warnings[1] and "did you mean 'max_turns'" in warnings[1]
 
 

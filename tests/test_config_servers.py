@@ -34,7 +34,7 @@ def test_contract_example_parses(tmp_path: Path) -> None:
             },
         },
     )
-    servers, warnings = load_servers(path, {"TOKEN": "tok"})
+    servers, warnings = load_servers(path, {"TOKEN": "tok-5e2c9a71"})
     assert warnings == []
     assert list(servers) == ["mcp-github", "remote"]
     gh = servers["mcp-github"]
@@ -49,8 +49,8 @@ def test_contract_example_parses(tmp_path: Path) -> None:
     assert gh.source == path
     remote = servers["remote"]
     assert (remote.type, remote.url) == ("http", "http://127.0.0.1:8765/mcp")
-    assert remote.headers == {"Authorization": "Bearer tok"}
-    assert remote.secrets == frozenset({"tok"})
+    assert remote.headers == {"Authorization": "Bearer tok-5e2c9a71"}
+    assert remote.secrets == frozenset({"tok-5e2c9a71"})
     assert remote.raw["headers"] == {"Authorization": "Bearer ${TOKEN}"}
 
 

@@ -208,7 +208,17 @@ def test_the_cycle_finder_sees_a_cycle() -> None:
     assert "engines.base" in import_graph()["engines.local"]
 
 
-CLI_SHARED = ("__init__", "__main__", "app", "entry", "options", "render", "run", "views")
+CLI_SHARED = (
+    "__init__",
+    "__main__",
+    "app",
+    "entry",
+    "loading",
+    "options",
+    "render",
+    "run",
+    "views",
+)
 """cli/ modules every command shares; each other cli/ module is one command (or a pair)."""
 CLI_COMMAND_MAX_LINES = 200
 CLI_SHARED_MODULE = {"logout": "login"}

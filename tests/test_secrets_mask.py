@@ -73,7 +73,7 @@ def test_events_and_nested_values_are_masked_in_a_copy() -> None:
 
 def test_short_base64_fragments_are_not_masked() -> None:
     assert all(len(f) >= 3 for f in secret_forms("abc"))
-    assert SecretMask(["abc"]).text("xyz YWJj abc") == f"xyz {MASK} {MASK}"
+    assert SecretMask(["abc"], min_chars=1).text("xyz YWJj abc") == f"xyz {MASK} {MASK}"
     assert SecretMask([]).text("abc") == "abc"
 
 

@@ -17,82 +17,16 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+from launcher.backend import catalog
+from launcher.backend.arguments import check_arguments
+from launcher.backend.early import EarlyFace
+from launcher.backend.handover import early_streams
+from launcher.backend.host_model import check_host_model, scripted_roots
 from launcher.backend.pool import FINAL, SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
-from launcher.backend.tasks import TaskStore, run_result
-from launcher.backend.tasks_wire import install_tasks
+from launcher.backend.tasks.store import TaskStore, run_result
+from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
-
-TOOLS: list[types.Tool] = [
-    types.Tool(
-        name="spawn_subagent",
-        description=(
-            "Run a scoped sub-agent on a task. Foreground (default) waits and returns its final "
-            "answer; background returns an agent_id at once (poll get_subagent_result). "
-            "Hosts with MCP Tasks may call it as a task (the task id is the agent_id)."
-        ),
-        execution=types.ToolExecution(task_support="optional"),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string", "description": "The task for the sub-agent."},
-                "agent": {"type": "string", "default": "general-purpose"},
-                "ext": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "default": [],
-                    "description": "MCP servers to select (each adds ext:NAME).",
-                },
-                "model": {"type": "string", "description": "PROVIDER:MODEL or scripted:PATH."},
-                "background": {"type": "boolean", "default": False},
-                "max_turns": {"type": "integer", "minimum": 1},
-                "resume": {
-                    "type": "string",
-                    "description": (
-                        "Continue a stored session (its session_id, or `last`) with prompt as "
-                        "the follow-up; the agent is the stored one."
-                    ),
-                },
-            },
-            "required": ["prompt"],
-        },
-    ),
-    types.Tool(
-        name="get_subagent_result",
-        description="The status and result so far of a sub-agent; wait=true waits for its end.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "agent_id": {"type": "string"},
-                "wait": {"type": "boolean", "default": False},
-            },
-            "required": ["agent_id"],
-        },
-    ),
-    types.Tool(
-        name="steer_subagent",
-        description="Send a running sub-agent a message, delivered at its next turn boundary.",
-        input_schema={
-            "type": "object",
-            "properties": {"agent_id": {"type": "string"}, "message": {"type": "string"}},
-            "required": ["agent_id", "message"],
-        },
-    ),
-    types.Tool(
-        name="stop_subagent",
-        description="Stop a sub-agent; returns its final status once its processes are gone.",
-        input_schema={
-            "type": "object",
-            "properties": {"agent_id": {"type": "string"}},
-            "required": ["agent_id"],
-        },
-    ),
-    types.Tool(
-        name="list_agents",
-        description="The agents a sub-agent can be spawned as, with their descriptions.",
-        input_schema={"type": "object", "properties": {}},
-    ),
-]
 
 
 def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
@@ -107,7 +41,7 @@ def _stored(ref: str, agent: Any) -> Any:
     from launcher.state import state_home
     from launcher.store.history import load_resumable
 
-    stored = load_resumable(state_home(), ref)
+    stored = load_resumable(state_home(), ref, run=False)  # the worker takes its run lock
     if agent and agent != stored.agent:
         raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
     return stored
@@ -120,34 +54,59 @@ def _error(text: str) -> types.CallToolResult:
 class SubagentServer:
     """The MCP face of a SubagentManager."""
 
-    def __init__(self, manager: SubagentManager, config_dir: Path | None, workspace: Path) -> None:
+    def __init__(
+        self,
+        manager: SubagentManager,
+        config_dir: Path | None,
+        workspace: Path,
+        scripted_dirs: tuple[Path, ...] = (),
+    ) -> None:
         self.manager = manager
         self.config_dir = config_dir
         self.workspace = workspace
+        self.scripted_roots = scripted_roots(config_dir, workspace, scripted_dirs)
         self.server: Server[Any] = Server(
-            "subagent",
-            version="0.1.0",
-            instructions="Spawn scoped sub-agents whose tools come from MCP servers.",
+            catalog.SERVER_NAME,
+            version=catalog.SERVER_VERSION,
+            instructions=catalog.INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
 
+    def agents(self) -> list[tuple[str, str]]:
+        """(name, description) of every agent serve can run, from the config of the moment."""
+        return catalog.agents_of(self._config())
+
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=TOOLS)
+        # 2026-07-28 has no `execution` on a tool (its sieve drops it): there the tasks
+        # extension, per request, decides (tasks/v2026_07_28.py).
+        listed = catalog.tools(self.agents(), task_support=catalog.has_tasks(ctx.protocol_version))
+        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in listed])
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        args = dict(params.arguments or {})
         try:
             handler = getattr(self, f"_tool_{params.name}", None)
-            if handler is None:
+            schema = catalog.tool_schema(params.name)
+            if handler is None or schema is None:
                 return _error(f"Unknown tool: {params.name}")
+            args = check_arguments(params.name, schema, params.arguments)
             return await handler(args, ctx)
         except SubagentError as exc:
             return _error(str(exc))
         except (KeyError, TypeError, ValueError) as exc:
             return _error(f"Invalid arguments for {params.name}: {exc}")
+
+    def _last_started(self) -> str:
+        """`resume: "last"`: the newest session this serve started for its host (another
+        host's, a CLI run's or a nested child's never is); UsageError if none is known."""
+        from launcher.errors import UsageError
+
+        for entry in reversed(list(self.manager.agents.values())):
+            if entry.session_id:
+                return entry.session_id
+        raise UsageError("no sub-agent this serve started has a stored session: nothing is `last`")
 
     def _config(self) -> Any:
         from launcher.config.discovery import load_config
@@ -170,15 +129,23 @@ class SubagentServer:
         """Validate `spawn_subagent` arguments and queue the sub-agent (tools and tasks alike)."""
         from launcher.assemble import resolve_request
 
+        schema = catalog.tool_schema("spawn_subagent")
+        assert schema is not None
+        host_args, args = args, check_arguments("spawn_subagent", schema, args)
         prompt = str(args["prompt"])
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
         model, resume = args.get("model"), args.get("resume")
+        check_host_model(model, roots=self.scripted_roots, workspace=self.workspace)
         if resume:
-            stored = _stored(str(resume), args.get("agent"))
+            ref = self._last_started() if resume == "last" else str(resume)
+            stored = _stored(ref, args.get("agent"))
             agent, resume, model = stored.agent, stored.id, model or stored.model
         config = self._config()
-        resolve_request(config, agent, ext)
+        spec = resolve_request(config, agent, ext)
+        if args.get("background") is None:
+            # The agent file's default, seen by the caller that decides how to answer.
+            host_args["background"] = spec.background
         max_turns = args.get("max_turns")
         return self.manager.spawn(
             prompt,
@@ -266,10 +233,13 @@ async def serve(
     max_concurrent: int,
     no_lock: bool = False,
     task_ttl_ms: int | None = None,
+    scripted_dirs: tuple[Path, ...] = (),
+    early: EarlyFace | None = None,
 ) -> None:
     """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out.
 
-    `task_ttl_ms`: how long an ended task is kept when the host names no ttl.
+    `task_ttl_ms`: how long an ended task is kept when the host names no ttl; `early`: the
+    face that has owned the wire while the SDK loaded (early.py), else the SDK's stdio.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     async with anyio.create_task_group() as tg:
@@ -282,14 +252,15 @@ async def serve(
             max_concurrent=max_concurrent,
             no_lock=no_lock,
         )
-        app = SubagentServer(manager, config_dir, workspace)
+        app = SubagentServer(manager, config_dir, workspace, scripted_dirs)
         options = install_tasks(
             app.server,
             TaskStore(manager, tg, default_ttl_ms=task_ttl_ms),
             app.start_spawn,
             app.server.create_initialization_options(),
         )
-        async with stdio_server() as (read_stream, write_stream):
+        streams = early_streams(early) if early is not None else stdio_server()
+        async with streams as (read_stream, write_stream):
             await app.server.run(read_stream, write_stream, options)
         # The host is gone: running workers see their stdin close and end their sessions.
         tg.cancel_scope.cancel()

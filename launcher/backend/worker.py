@@ -118,6 +118,7 @@ async def run_job(job: Job) -> str:
                     lock=not job.no_lock,
                     config_dir=config_dir,
                     session_id=history.id if history is not None else None,
+                    depth=job.depth,
                 )
                 control.session = session
                 status = await run_agent(

@@ -7,12 +7,15 @@ import json
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
+    ServersFrom,
     exit_with,
     load,
 )
 
 
-def agents(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+def agents(
+    config_dir: ConfigDir = None, json_out: JsonFlag = False, servers_from: ServersFrom = None
+) -> None:
     """List agents with their source file and resolved scope (starts no server)."""
 
     def body() -> int:

@@ -65,7 +65,7 @@ for command in (
     servers.servers,
     tools.tools,
     spawn.spawn,
-    serve.serve,
+    serve.command(),
     batch.batch,
     lock.lock,
     log.command(),

@@ -11,6 +11,7 @@ import typer
 from launcher.cli.options import (
     ConfigDir,
     Isolation,
+    ServersFrom,
     Verbose,
     Workspace,
     exit_with,
@@ -39,6 +40,7 @@ def batch(
         str | None, typer.Option("--model", help="Default model for tasks without one.")
     ] = None,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     isolation: Isolation = None,
     verbose: Verbose = False,

@@ -13,6 +13,7 @@ import typer
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
+    ServersFrom,
     Workspace,
     exit_with,
     load,
@@ -31,6 +32,7 @@ def check(
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""

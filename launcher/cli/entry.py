@@ -2,8 +2,8 @@
 
 A command that runs sessions re-executes itself at once when credential-named variables
 are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
-second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` with
-plain arguments runs without typer at all (cli/log.py, parse_fast).
+second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` and
+`serve` with plain arguments run without typer at all (cli/log.py, cli/serve.py: parse_fast).
 """
 
 from __future__ import annotations
@@ -24,9 +24,25 @@ def main() -> None:
 
         if not restore():
             reexec_early(list(getattr(sys, "orig_argv", [])) or [sys.executable, *sys.argv])
+    if args[:1] == ["serve"] and "--help" not in args:
+        _fast_serve(args[1:])
     from launcher.cli.app import main as app_main
 
     app_main()
+
+
+def _fast_serve(args: list[str]) -> None:
+    """Run `subagent serve` without typer when its arguments are plain; else return.
+
+    A host waits for serve's first answer: typer's import would come before it.
+    """
+    from launcher.cli.serve import parse_fast, run_serve
+
+    keywords = parse_fast(args)
+    if keywords is not None:
+        from launcher.cli.run import finish, guarded
+
+        finish(guarded(lambda: run_serve(**keywords)))
 
 
 def _fast_log(args: list[str]) -> None:

@@ -10,6 +10,7 @@ import typer
 
 from launcher.cli.options import (
     ConfigDir,
+    ServersFrom,
     Workspace,
     check_settle,
     exit_with,
@@ -38,6 +39,7 @@ def lock(
         ),
     ] = LOCK_SETTLE_S,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
 ) -> None:
     """Pin each agent's server tools in subagent.lock.json and print what changed."""

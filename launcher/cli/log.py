@@ -1,9 +1,9 @@
 """`subagent log`: read the session store. Stdlib only at import: the command must stay fast.
 
-The console script runs plain `log` arguments through `parse_fast` before typer loads
+The console script parses plain arguments with `parse_fast` before typer loads
 (cli/entry.py), so typer is imported only inside `command()`, which builds the typer
-signature; this module has no `from __future__ import annotations` because typer reads
-the annotations of that nested function, whose names live in its scope, not the module's.
+signature. No `from __future__ import annotations`: typer reads the annotations of that
+nested function, whose names live in its scope, not the module's.
 """
 
 import json
@@ -16,6 +16,8 @@ from launcher.state import state_home
 
 LOG_DEFAULT_N = 20
 """`subagent log` lists this many sessions unless `-n` says otherwise."""
+LOG_MAX_N = 2**63 - 1
+"""SQLite's largest integer: a larger LIMIT cannot even be bound."""
 _VALUED = {"-n": "n", "-q": "query", "--query": "query", "--older-than": "older_than"}
 _FLAGS = {"--usage": "usage", "--json": "json_out"}
 
@@ -131,6 +133,8 @@ def _run_log(
     from launcher.store.db import connect
     from launcher.store.runlock import mark_interrupted
 
+    if not 1 <= n <= LOG_MAX_N:
+        raise UsageError(f"-n {n}: expected a count from 1 to {LOG_MAX_N}")
     if ref == "prune":
         if older_than is None:
             raise UsageError("log prune: --older-than AGE is required (e.g. 30d)")

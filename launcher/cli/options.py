@@ -4,16 +4,38 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from launcher.cli.loading import load
+
+__all__ = ["load"]
 
 ConfigDir = Annotated[
     Path | None,
     typer.Option("--config-dir", envvar="SUBAGENT_CONFIG_DIR", help="Hermetic config directory."),
+]
+SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"  # config/hosts.py reads it (not imported: --help)
+
+
+def _export_hosts(value: str | None) -> str | None:
+    """Typer callback: discovery (here, and in serve's and batch's workers) reads the env."""
+    if value:
+        os.environ[SERVERS_FROM_ENV] = value
+    return value
+
+
+ServersFrom = Annotated[
+    str | None,
+    typer.Option(
+        "--servers-from",
+        envvar=SERVERS_FROM_ENV,
+        callback=_export_hosts,
+        help="Also read these hosts' user-level MCP servers: claude,codex,gemini,opencode,...",
+    ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ExtOpt = Annotated[
@@ -38,6 +60,29 @@ Workspace = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
+
+
+def set_sandbox(value: str | None) -> str | None:
+    """Typer callback: `--sandbox MODE` applies to every session of the run and its workers
+    (through `SUBAGENT_SANDBOX`, which the option also reads)."""
+    if value is None:
+        return None
+    mode = value.strip().lower()
+    if mode not in ("on", "off", "required"):
+        raise typer.BadParameter(f"expected on, off or required, got {value!r}")
+    os.environ["SUBAGENT_SANDBOX"] = mode
+    return mode
+
+
+SandboxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        envvar="SUBAGENT_SANDBOX",
+        callback=set_sandbox,
+        help="Confine the model's shell: on, off or required (default: the agent's).",
+    ),
+]
 Isolation = Annotated[
     str | None,
     typer.Option(
@@ -50,34 +95,6 @@ Isolation = Annotated[
 NoLock = Annotated[
     bool, typer.Option("--no-lock", help="Ignore subagent.lock.json (offer unpinned tools).")
 ]
-
-
-def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Any:
-    """The config, its warnings printed once; `session`: hide secrets before using them.
-
-    A command that runs sessions must not hold secrets in its environment block, which
-    the model's shell can read: it re-executes itself without them (procs/hidden.py), and
-    the new process takes them back over a descriptor before the config is expanded.
-    """
-    from launcher.config.discovery import load_config
-
-    cwd = cwd or Path.cwd()
-    if session:
-        from launcher.procs.hidden import restore
-
-        restored = restore()
-    config = load_config(config_dir, cwd=cwd)
-    if session:
-        from launcher.config.expand import referenced_names
-        from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
-
-        used = set().union(*(referenced_names(s.raw) for s in config.servers.values()), set())
-        if not restored or hide_referenced(used):
-            # Returns only if nothing is left to hide.
-            reexec_hiding(secret_names(os.environ, used))
-    for warning in config.warnings:
-        sys.stderr.write(f"subagent: warning: {warning}\n")
-    return config
 
 
 def exit_with(fn: Callable[[], int | None], *, fast: bool = False) -> None:

@@ -55,7 +55,8 @@ class ProgressLine(LiveLine):
 def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     """`subagent agents` for people: each agent, its source, built-ins and servers."""
     for row in rows:
-        out.write(f"{row['name']}  ({row['source'] or 'built-in'})\n")
+        dialect = f", {row['dialect']}" if row.get("dialect") not in (None, "built-in") else ""
+        out.write(f"{row['name']}  ({row['source'] or 'built-in'}{dialect})\n")
         if row["description"]:
             out.write(f"    {row['description']}\n")
         out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
@@ -72,10 +73,10 @@ def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> 
             if "login" in spec:
                 machine = (spec.get("oauth") or {}).get("grant_type") == "client_credentials"
                 line += f"  oauth: {describe_oauth(spec['login'], machine=machine)}"
-            out.write(line + "\n")
         else:
             argv = " ".join([str(spec.get("command"))] + [str(a) for a in spec.get("args", [])])
-            out.write(f"{name}  stdio  {argv}\n")
+            line = f"{name}  stdio  {argv}"
+        out.write(f"{line}  ({spec.get('source')})\n" if spec.get("source") else line + "\n")
 
 
 def describe_oauth(

@@ -1,63 +1,195 @@
-"""`subagent serve`: the MCP backend on stdio, whose tools spawn and steer sub-agents."""
+"""`subagent serve`: the MCP backend on stdio, whose tools spawn and steer sub-agents.
 
-from __future__ import annotations
+A host waits for serve's first answer, so the console script parses plain arguments with
+`parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
+face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
+`command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
+"""
 
+import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import typer
+MAX_CONCURRENT_DEFAULT = 4
+TASK_TTL_DEFAULT_S = 3600.0
+TASK_TTL_MIN_S = 0.001
+TASK_TTL_MAX_S = 86400.0
+_VALUED = {
+    "--model": "model",
+    "--max-concurrent": "max_concurrent",
+    "--task-ttl": "task_ttl",
+    "--config-dir": "config_dir",
+    "--workspace": "workspace",
+    "--scripted-dir": "scripted_dirs",
+}
+_FLAGS = {"--no-lock": "no_lock"}
 
-from launcher.cli.options import (
-    ConfigDir,
-    NoLock,
-    Workspace,
-    exit_with,
-    load,
-)
+
+def parse_fast(args: list[str]) -> dict[str, Any] | None:
+    """`serve`'s arguments as run_serve's keywords, or None for anything unusual (typer
+    then parses, and gives its own error messages)."""
+    out: dict[str, Any] = {
+        "model": None,
+        "max_concurrent": str(MAX_CONCURRENT_DEFAULT),
+        "task_ttl": str(TASK_TTL_DEFAULT_S),
+        "config_dir": None,
+        "workspace": None,
+        "no_lock": False,
+        "scripted_dirs": [],
+    }
+    rest = list(args)
+    while rest:
+        name, eq, value = rest.pop(0).partition("=")
+        if name in _FLAGS and not eq:
+            out[_FLAGS[name]] = True
+        elif name in _VALUED:
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            if name == "--scripted-dir":
+                out["scripted_dirs"].append(value)
+            else:
+                out[_VALUED[name]] = value
+        else:
+            return None  # an unknown option, a positional, `--`: typer's message
+    return _typed(out)
 
 
-def serve(
-    model: Annotated[
-        str | None, typer.Option("--model", help="Default model for sub-agents.")
-    ] = None,
-    max_concurrent: Annotated[
-        int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
-    ] = 4,
-    task_ttl: Annotated[
-        float,
-        typer.Option(
-            "--task-ttl",
-            min=0.001,
-            max=86400.0,
-            help="Seconds an ended MCP task's result is kept when the host names no ttl.",
-        ),
-    ] = 3600.0,
-    config_dir: ConfigDir = None,
-    workspace: Workspace = None,
-    no_lock: NoLock = False,
-) -> None:
-    """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+def _typed(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """Values converted and range-checked as typer would, or None (typer reports it)."""
+    try:
+        max_concurrent = int(raw["max_concurrent"])
+        task_ttl = float(raw["task_ttl"])
+    except ValueError:
+        return None
+    if max_concurrent < 1 or not TASK_TTL_MIN_S <= task_ttl <= TASK_TTL_MAX_S:
+        return None
+    config_dir = raw["config_dir"]
+    if config_dir is None:
+        config_dir = os.environ.get("SUBAGENT_CONFIG_DIR")
+    if config_dir == "" or raw["workspace"] == "" or "" in raw["scripted_dirs"]:
+        return None
+    for directory in [raw["workspace"], *raw["scripted_dirs"]]:
+        if directory is not None and not Path(directory).is_dir():
+            return None
+    workspace = raw["workspace"]
+    return {
+        "model": raw["model"],
+        "max_concurrent": max_concurrent,
+        "task_ttl": task_ttl,
+        "config_dir": Path(config_dir) if config_dir is not None else None,
+        "workspace": Path(workspace) if workspace is not None else None,
+        "no_lock": raw["no_lock"],
+        "scripted_dirs": [Path(d) for d in raw["scripted_dirs"]],
+    }
 
-    def body() -> int:
-        import anyio
 
-        from launcher.backend.server import serve as run_server
-        from launcher.state import state_home
+def command() -> Callable[..., None]:
+    """The typer command `serve`, built on demand so that the fast path never imports typer."""
+    from typing import Annotated
 
-        # A broken config is reported now, not at the first spawn; loaded as the workers
-        # will load it (from the workspace), so the same `${VAR}`s are hidden.
-        load(config_dir, session=True, cwd=(workspace or Path.cwd()).resolve())
-        anyio.run(
-            lambda: run_server(
-                config_dir=config_dir.resolve() if config_dir else None,
-                workspace=(workspace or Path.cwd()).resolve(),
-                state_home=state_home(),
+    import typer
+
+    from launcher.cli.options import (
+        ConfigDir,
+        NoLock,
+        SandboxOpt,
+        ServersFrom,
+        Workspace,
+        exit_with,
+    )
+
+    def serve(
+        model: Annotated[
+            str | None, typer.Option("--model", help="Default model for sub-agents.")
+        ] = None,
+        max_concurrent: Annotated[
+            int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
+        ] = MAX_CONCURRENT_DEFAULT,
+        task_ttl: Annotated[
+            float,
+            typer.Option(
+                "--task-ttl",
+                min=TASK_TTL_MIN_S,
+                max=TASK_TTL_MAX_S,
+                help="Seconds an ended MCP task's result is kept when the host names no ttl.",
+            ),
+        ] = TASK_TTL_DEFAULT_S,
+        config_dir: ConfigDir = None,
+        servers_from: ServersFrom = None,
+        workspace: Workspace = None,
+        no_lock: NoLock = False,
+        scripted_dir: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--scripted-dir",
+                metavar="DIR",
+                exists=True,
+                file_okay=False,
+                help="Also accept a host's scripted:PATH model from DIR (repeatable).",
+            ),
+        ] = None,
+        sandbox: SandboxOpt = None,
+    ) -> None:
+        """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+
+        def body() -> int:
+            return run_serve(
                 model=model,
                 max_concurrent=max_concurrent,
+                task_ttl=task_ttl,
+                config_dir=config_dir,
+                workspace=workspace,
                 no_lock=no_lock,
-                task_ttl_ms=round(task_ttl * 1000),
+                scripted_dirs=list(scripted_dir or []),
             )
-        )
-        return 0
 
-    exit_with(body, fast=True)
+        exit_with(body, fast=True)
+
+    return serve
+
+
+def run_serve(
+    *,
+    model: str | None,
+    max_concurrent: int,
+    task_ttl: float,
+    config_dir: Path | None,
+    workspace: Path | None,
+    no_lock: bool,
+    scripted_dirs: list[Path],
+) -> int:
+    """Load the config, open the early face on stdio, then load the SDK and serve until EOF."""
+    from launcher.backend.catalog import agents_of
+    from launcher.backend.early import EarlyAnswers, EarlyFace
+    from launcher.cli.loading import load
+
+    root = (workspace or Path.cwd()).resolve()
+    # A broken config is reported now, not at the first spawn; loaded as the workers will
+    # load it (from the workspace), so the same `${VAR}`s are hidden. Any re-exec that
+    # hides them happens here, before a byte of the host's input is read.
+    config = load(config_dir, session=True, cwd=root)
+    face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
+    face.start()
+
+    import anyio
+
+    from launcher.backend.server import serve
+    from launcher.state import state_home
+
+    anyio.run(
+        lambda: serve(
+            config_dir=config_dir.resolve() if config_dir else None,
+            workspace=root,
+            state_home=state_home(),
+            model=model,
+            max_concurrent=max_concurrent,
+            no_lock=no_lock,
+            task_ttl_ms=round(task_ttl * 1000),
+            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
+            early=face,
+        )
+    )
+    return 0

@@ -7,12 +7,15 @@ import json
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
+    ServersFrom,
     exit_with,
     load,
 )
 
 
-def servers(config_dir: ConfigDir = None, json_out: JsonFlag = False) -> None:
+def servers(
+    config_dir: ConfigDir = None, json_out: JsonFlag = False, servers_from: ServersFrom = None
+) -> None:
     """List configured MCP servers with their launch spec, secrets masked (starts no server)."""
 
     def body() -> int:

@@ -15,6 +15,8 @@ from launcher.cli.options import (
     Isolation,
     JsonFlag,
     NoLock,
+    SandboxOpt,
+    ServersFrom,
     Verbose,
     Workspace,
     exit_with,
@@ -36,6 +38,7 @@ def spawn(
     base_url: Annotated[str | None, typer.Option("--base-url", help="Model API base URL.")] = None,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
@@ -43,6 +46,7 @@ def spawn(
         str | None,
         typer.Option("--resume", help="Continue stored session ID (or `last`) with PROMPT."),
     ] = None,
+    sandbox: SandboxOpt = None,
     isolation: Isolation = None,
 ) -> None:
     """Run an agent on a prompt to its end."""

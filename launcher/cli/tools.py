@@ -15,6 +15,8 @@ from launcher.cli.options import (
     ExtOpt,
     JsonFlag,
     NoLock,
+    SandboxOpt,
+    ServersFrom,
     Verbose,
     Workspace,
     check_settle,
@@ -35,9 +37,11 @@ def tools(
     ] = 0.0,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
+    servers_from: ServersFrom = None,
     workspace: Workspace = None,
     verbose: Verbose = False,
     no_lock: NoLock = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Start a session, wait for its servers, print the tool set, end the session."""
 

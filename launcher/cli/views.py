@@ -16,19 +16,24 @@ if TYPE_CHECKING:
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
     # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.config.sandbox_field import agent_sandbox
+    from launcher.tools.sandbox import describe
     from launcher.toolset.scope import ToolScope
 
     rows: list[dict[str, Any]] = []
     for spec in config.agents.values():
         scope = ToolScope(spec)
+        servers = {**config.servers, **{s.name: s for s in spec.servers}}
         rows.append(
             {
                 "name": spec.name,
                 "description": spec.description,
                 "source": str(spec.source) if spec.source else None,
+                "dialect": spec.dialect if spec.source else "built-in",
+                "display_name": spec.display_name,
                 "model": spec.model,
                 "builtins": list(scope.builtin_names()),
-                "servers": list(scope.servers_to_start(config.servers)),
+                "servers": list(scope.servers_to_start(servers)),
                 "selectors": [s.raw for s in spec.tools or () if s.kind in ("ext", "name")],
                 "disallowed_tools": [s.raw for s in spec.disallowed_tools],
                 "isolated": spec.isolated,
@@ -37,7 +42,9 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
+                "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
+                "background": spec.background,
             }
         )
     for name, error in config.broken_agents.items():

@@ -1,13 +1,14 @@
 """Agent files: Markdown with YAML frontmatter, parsed into an AgentSpec.
 
-Warnings (unknown fields) are appended to the optional `warnings` list the caller
-passes; errors raise ConfigError with the file, the 1-based line in the whole file
-and the field. A null value (`tools:` with nothing after it) means "field omitted".
+The file's dialect (ours, pi's or Claude Code's: config/dialect*.py) turns its fields
+into ours first. Warnings (unknown and ignored fields) are appended to the optional
+`warnings` list the caller passes; errors raise ConfigError with the file, the 1-based
+line in the whole file and the field. A null value (`tools:` with nothing after it)
+means "field omitted".
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import stat
 from collections.abc import Callable
@@ -16,14 +17,19 @@ from typing import cast
 
 import yaml
 
+from launcher.config.dialect import Dialect, RawField, translate
+from launcher.config.dialect_pi import PI_FIELDS, SUBAGENT
 from launcher.config.expect import Expectations, parse_expectations
+from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import (
     DEFAULT_MAX_DEPTH,
     ISOLATION_MODES,
     AgentSpec,
     MemoryScope,
+    SandboxSettings,
     Selector,
+    ServerSpec,
 )
 from launcher.errors import ConfigError
 
@@ -33,25 +39,14 @@ _FRONTMATTER_FIRST_LINE = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MEMORY_SCOPES: tuple[str, ...] = ("project", "local", "user")
 
-KNOWN_FIELDS: tuple[str, ...] = (
-    "name",
-    "description",
-    "model",
-    "tools",
-    "extensions",
-    "disallowed_tools",
-    "isolated",
-    "memory",
-    "max_turns",
-    "allowed_subagents",
-    "max_depth",
-    "isolation",
-    "expect",
-)
+KNOWN_FIELDS: tuple[str, ...] = tuple(PI_FIELDS)
+"""Every field of our own format (pi-subagents' frontmatter): config/dialect_pi.py."""
 
 
-def parse_agent_file(path: Path, warnings: list[str] | None = None) -> AgentSpec:
-    """Read and parse one agent file; unknown-field warnings go to `warnings`."""
+def parse_agent_file(
+    path: Path, warnings: list[str] | None = None, dialect: Dialect = SUBAGENT
+) -> AgentSpec:
+    """Read and parse one agent file of `dialect`; unknown-field warnings go to `warnings`."""
     try:
         # Checked before opening: a FIFO named `x.md` would block the read forever.
         if not stat.S_ISREG(path.stat().st_mode):
@@ -59,17 +54,22 @@ def parse_agent_file(path: Path, warnings: list[str] | None = None) -> AgentSpec
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read agent file: {exc}", path=path) from exc
-    return parse_agent_text(text, path, warnings)
+    return parse_agent_text(text, path, warnings, dialect)
 
 
-def parse_agent_text(text: str, path: Path | str, warnings: list[str] | None = None) -> AgentSpec:
+def parse_agent_text(
+    text: str,
+    path: Path | str,
+    warnings: list[str] | None = None,
+    dialect: Dialect = SUBAGENT,
+) -> AgentSpec:
     """Parse agent file text; `path` names the file in errors and gives the default name."""
     path = Path(path)
     frontmatter, body = _split_frontmatter(text.removeprefix("\ufeff"), path)
-    fields: dict[str, object] = {}
+    fields: dict[str, RawField] = {}
     if frontmatter is not None:
-        fields = _parse_frontmatter(frontmatter, path, warnings)
-    return _build_spec(fields, body.strip(), path)
+        fields = translate(dialect, _parse_frontmatter(frontmatter, path), path, warnings)
+    return _build_spec(fields, body.strip(), path, dialect)
 
 
 def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
@@ -82,18 +82,9 @@ def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
     raise ConfigError("frontmatter opened with '---' is never closed", path=path, line=1)
 
 
-class _Field:
-    """A frontmatter value with the file line of its key, for error messages."""
-
-    def __init__(self, value: object, line: int, node: yaml.Node | None = None) -> None:
-        self.value = value
-        self.line = line
-        self.node = node  # the value's node: nested blocks (`expect:`) name their own lines
-
-
-def _parse_frontmatter(
-    frontmatter: str, path: Path, warnings: list[str] | None
-) -> dict[str, object]:
+def _parse_frontmatter(frontmatter: str, path: Path) -> dict[str, RawField]:
+    """Every frontmatter entry with the file line of its key (nested blocks such as
+    `expect:` keep their node, to name their own lines)."""
     try:
         # The reader checks characters on construction: a control byte raises here.
         loader = yaml.SafeLoader(frontmatter)
@@ -124,7 +115,7 @@ def _parse_frontmatter(
             path=path,
             line=_FRONTMATTER_FIRST_LINE,
         )
-    fields: dict[str, object] = {}
+    fields: dict[str, RawField] = {}
     for key_node, value_node in root.value:
         line = key_node.start_mark.line + _FRONTMATTER_FIRST_LINE
         if not isinstance(key_node, yaml.ScalarNode):
@@ -132,11 +123,7 @@ def _parse_frontmatter(
         key = key_node.value
         if key in fields:
             raise ConfigError("duplicate field", path=path, line=line, field=key)
-        if key not in KNOWN_FIELDS:
-            if warnings is not None:
-                warnings.append(f"{path}:{line}: unknown field '{key}' ignored{_hint(key)}")
-            continue
-        fields[key] = _Field(data[key], line, value_node)
+        fields[key] = RawField(data[key], line, value_node)
     return fields
 
 
@@ -151,20 +138,15 @@ def _yaml_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
     return ConfigError(message, path=path, line=line)
 
 
-def _hint(key: str) -> str:
-    normalized = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower().replace("-", "_")
-    if normalized in KNOWN_FIELDS:
-        return f" (did you mean '{normalized}'?)"
-    close = difflib.get_close_matches(normalized, KNOWN_FIELDS, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec:
+def _build_spec(
+    fields: dict[str, RawField], prompt: str, path: Path, dialect: Dialect
+) -> AgentSpec:
     def get(key: str, convert: Callable[[object, str, int], object]) -> object:
         item = fields.get(key)
-        if not isinstance(item, _Field) or item.value is None:
+        if item is None or item.value is None:
             return None
-        return convert(item.value, key, item.line)
+        # Errors name the field as the file spells it (`maxTurns`, not `max_turns`).
+        return convert(item.value, item.key or key, item.line)
 
     def error(message: str, key: str, line: int) -> ConfigError:
         return ConfigError(message, path=path, line=line, field=key)
@@ -188,16 +170,25 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(
                 f"expected PROVIDER:MODEL (e.g. openai:gpt-4.1-mini), got '{spec}'", key, line
             )
+        if provider == "scripted":
+            # Relative to the agent file, as check files' scripts are: the same agent
+            # then runs from any directory, under spawn and serve alike.
+            script = Path(model_id).expanduser()
+            if not script.is_absolute():
+                return f"scripted:{(path.parent / script).absolute()}"
         return spec
 
     def selectors(value: object, key: str, line: int) -> tuple[Selector, ...]:
         return parse_selectors(value, path=path, field=key, line=line)
 
+    def denials(value: object, key: str, line: int) -> tuple[Selector, ...]:
+        return parse_selectors(value, path=path, field=key, line=line, deny=True)
+
     def extensions(value: object, key: str, line: int) -> bool | tuple[str, ...]:
         if isinstance(value, bool):
             return value
         items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
             raise error("expected true, false or a list of server names", key, line)
         return tuple(s for s in (i.strip() for i in items) if s)
 
@@ -212,14 +203,24 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         return value
 
     def isolation(value: object, key: str, line: int) -> str:
+        # An isolation we cannot provide would run the agent in the user's checkout.
         if value not in ISOLATION_MODES:
             raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
         return str(value)
 
+    def subagents(value: object, key: str, line: int) -> tuple[str, ...]:
+        # pi's spellings of "no nesting"; its "any agent" (`all`, `*`, true) would need
+        # every agent found, which a file cannot name here: list them instead.
+        if value is False or value in ("none", "false", ""):
+            return ()
+        if value is True or value in ("all", "*", "true"):
+            raise error("'all' is not supported here: list the agents it may run", key, line)
+        return names(value, key, line)
+
     def names(value: object, key: str, line: int) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise error("expected a list of agent names", key, line)
+            raise error("expected a list of names", key, line)
         return tuple(s for s in (i.strip() for i in items) if s)
 
     def depth(value: object, key: str, line: int) -> int:
@@ -232,15 +233,23 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
             raise error(f"expected a positive integer, got '{value}'", key, line)
         return value
 
+    def servers(value: object, key: str, line: int) -> tuple[ServerSpec, ...]:
+        return tuple(cast(ServerSpec, spec) for spec in cast(tuple, value))
+
     def expect() -> Expectations | None:
         item = fields.get("expect")
-        if not isinstance(item, _Field) or item.value is None or item.node is None:
+        if item is None or item.value is None or not isinstance(item.node, yaml.Node):
             return None
         return parse_expectations(
             item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
         )[0]
 
+    def sandbox(value: object, key: str, line: int) -> SandboxSettings:
+        return parse_sandbox(value, path=path, line=line)
+
     extensions_value = get("extensions", extensions)
+    excluded = cast(tuple[str, ...], get("exclude_extensions", names) or ())
+    enabled = get("enabled", flag)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
         description=cast(str | None, get("description", text)) or "",
@@ -249,12 +258,13 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         extensions=True
         if extensions_value is None
         else cast(bool | tuple[str, ...], extensions_value),
-        disallowed_tools=cast(tuple[Selector, ...] | None, get("disallowed_tools", selectors))
-        or (),
+        # An excluded server is a disallowed `ext:SERVER`: it never starts, whatever selects it.
+        disallowed_tools=cast(tuple[Selector, ...], get("disallowed_tools", denials) or ())
+        + tuple(Selector(kind="ext", server=server, raw=f"ext:{server}") for server in excluded),
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),
-        allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", names) or ()),
+        allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", subagents) or ()),
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH
         ),
@@ -262,4 +272,10 @@ def _build_spec(fields: dict[str, object], prompt: str, path: Path) -> AgentSpec
         prompt=prompt,
         source=path,
         expect=expect(),
+        dialect=dialect.name,
+        display_name=cast(str | None, get("display_name", text)),
+        background=bool(get("background", flag)),
+        enabled=enabled is not False,
+        servers=cast(tuple[ServerSpec, ...], get("inline_servers", servers) or ()),
+        sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)),
     )

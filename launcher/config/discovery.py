@@ -12,15 +12,38 @@ from importlib import resources
 from pathlib import Path
 
 from launcher.config.agents import parse_agent_file, parse_agent_text
+from launcher.config.dialect import Dialect
+from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_pi import PI, SUBAGENT
+from launcher.config.hosts import (
+    PROJECT_HOST_FILES,
+    add_host_servers,
+    load_project_file,
+    servers_from,
+)
 from launcher.config.lock import lock_path
-from launcher.config.servers import load_servers
-from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.config.sandbox_field import read_config_default
+from launcher.config.servers import read_server_file
+from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 """Environment variable naming a hermetic config directory (like `--config-dir`)."""
 
 DEFAULT_AGENT = "general-purpose"
+
+PROJECT_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
+    (".claude/agents", CLAUDE),
+    (".pi/agents", PI),
+    (".agents/agents", PI),
+)
+"""Other tools' agent folders in the project, read after `./.subagent/agents/`."""
+USER_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
+    (".config/subagent/agents", SUBAGENT),
+    (".claude/agents", CLAUDE),
+    (".pi/agent/agents", PI),
+)
+"""The user-level agent folders under HOME, in discovery order."""
 
 
 @dataclass
@@ -31,14 +54,15 @@ class _Collector:
     servers: dict[str, ServerSpec] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sandbox: SandboxSettings | None = None
 
-    def add_agent_dir(self, directory: Path) -> None:
+    def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
         for path in sorted(directory.glob("*.md")):
             try:
-                spec = parse_agent_file(path, self.warnings)
+                spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
                 self.warnings.append(f"agent file skipped: {exc}")
                 if not self._claimed(path.stem):
@@ -50,17 +74,34 @@ class _Collector:
                     "the first one is used"
                 )
             seen_here.setdefault(spec.name, path)
-            if not self._claimed(spec.name):
+            if self._claimed(spec.name):
+                continue
+            if spec.enabled:
                 self.agents[spec.name] = spec
+            else:
+                # A disabled agent still claims its name: it hides one found later.
+                self.broken[spec.name] = f"{path}: agent '{spec.name}' is disabled (enabled: false)"
 
-    def add_servers(self, path: Path, env: Mapping[str, str], *, lenient: bool = False) -> None:
+    def add_servers(
+        self, path: Path, env: Mapping[str, str], *, lenient: bool = False, key: str = "mcpServers"
+    ) -> tuple[str, ...]:
+        """Add `path`'s servers (first definition wins); returns its `servers_from` hosts.
+
+        `lenient`: another host's project file, whose servers are under `key`."""
         # A FIFO or device is refused from its stat, never opened: reading it could block.
         if not _present(path, stat.S_ISREG, "a regular file"):
-            return
-        servers, warnings = load_servers(path, env, lenient=lenient)
+            return ()
+        hosts: tuple[str, ...] = ()
+        if lenient:
+            servers, warnings = load_project_file(path, key, env)
+        else:
+            servers, warnings, hosts = read_server_file(path, env)
+            if self.sandbox is None:
+                self.sandbox = read_config_default(path)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
+        return hosts
 
     def add_builtins(self) -> None:
         for spec in builtin_agents():
@@ -79,6 +120,7 @@ class _Collector:
             servers=self.servers,
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
             broken_agents=self.broken,
+            sandbox=self.sandbox,
         )
 
 
@@ -114,24 +156,36 @@ def load_config(
     if home is None:
         home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     lock_file = lock_path(config_dir, cwd=cwd, home=home)
+    hosts: list[str] = []
     if config_dir is not None:
         config_dir = cwd / config_dir.expanduser()
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
-        _add_config_dir(collector, config_dir, env)
+        hosts += _add_config_dir(collector, config_dir, env)
     else:
-        _add_config_dir(collector, cwd / ".subagent", env)
-        # Claude Code's file may hold servers we cannot run (sse, unset variables):
+        hosts += _add_config_dir(collector, cwd / ".subagent", env)
+        for folder, dialect in PROJECT_AGENT_DIRS:
+            collector.add_agent_dir(cwd / folder, dialect)
+        # Other hosts' files may hold servers we cannot run (sse, unset variables):
         # skip those with a warning instead of failing every command.
-        collector.add_servers(cwd / ".mcp.json", env, lenient=True)
-        _add_config_dir(collector, home / ".config" / "subagent", env)
+        for name, key in PROJECT_HOST_FILES:
+            collector.add_servers(cwd / name, env, lenient=True, key=key)
+        for folder, dialect in USER_AGENT_DIRS:
+            collector.add_agent_dir(home / folder, dialect)
+        hosts += collector.add_servers(home / ".config" / "subagent" / "mcp.json", env)
+    # User-level configs of other hosts only when asked: a general-purpose agent with no
+    # `ext:` starts every allowed server.
+    for host in servers_from(env, hosts):
+        add_host_servers(collector.servers, collector.warnings, host, home, env)
     collector.add_builtins()
     return collector.build(lock_file)
 
 
-def _add_config_dir(collector: _Collector, directory: Path, env: Mapping[str, str]) -> None:
+def _add_config_dir(
+    collector: _Collector, directory: Path, env: Mapping[str, str]
+) -> tuple[str, ...]:
     collector.add_agent_dir(directory / "agents")
-    collector.add_servers(directory / "mcp.json", env)
+    return collector.add_servers(directory / "mcp.json", env)
 
 
 def builtin_agents() -> list[AgentSpec]:
@@ -172,14 +226,19 @@ def _unknown_server_warnings(
     warnings = []
     for spec in agents.values():
         where = str(spec.source) if spec.source is not None else "built-in"
+        own = {server.name for server in spec.servers}
         for selector in (*(spec.tools or ()), *spec.disallowed_tools):
-            if selector.kind == "ext" and selector.server not in servers:
+            if (
+                selector.kind == "ext"
+                and selector.server not in servers
+                and selector.server not in own
+            ):
                 warnings.append(
                     f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
                 )
         if isinstance(spec.extensions, tuple):
             for server in spec.extensions:
-                if server not in servers:
+                if server not in servers and server not in own:
                     warnings.append(
                         f"{where}: agent '{spec.name}': extensions entry '{server}' "
                         "names no configured server"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from launcher.errors import ExpansionError
-from launcher.secrets import MASK, SecretMask
+from launcher.secrets import MASK, MIN_SECRET_CHARS, SecretMask, is_maskable
 
 __all__ = ["MASK", "Expanded", "expand", "has_reference", "mask_secrets", "referenced_names"]
 
@@ -17,10 +17,12 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 @dataclass(frozen=True)
 class Expanded:
-    """An expanded string and the non-empty values it took from the environment."""
+    """An expanded string, the non-empty values it took from the environment, and the names
+    of the variables among them too short to be masked while a session runs."""
 
     value: str
     secrets: frozenset[str]
+    unmaskable: frozenset[str] = frozenset()
 
 
 def has_reference(text: str) -> bool:
@@ -34,6 +36,7 @@ def expand(text: str, env: Mapping[str, str]) -> Expanded:
     Like the shell, `:-` uses the default when the variable is unset or empty.
     """
     secrets: set[str] = set()
+    unmaskable: set[str] = set()
     parts: list[str] = []
     pos = 0
     for match in _REFERENCE.finditer(text):
@@ -43,6 +46,8 @@ def expand(text: str, env: Mapping[str, str]) -> Expanded:
         value = env.get(name)
         if value:
             secrets.add(value)
+            if not is_maskable(value):
+                unmaskable.add(name)
             parts.append(value)
         elif default is not None:
             parts.append(default)
@@ -54,12 +59,23 @@ def expand(text: str, env: Mapping[str, str]) -> Expanded:
         pos = match.end()
     _reject_malformed(text[pos:])
     parts.append(text[pos:])
-    return Expanded("".join(parts), frozenset(secrets))
+    return Expanded("".join(parts), frozenset(secrets), frozenset(unmaskable))
+
+
+def unmaskable_warning(name: str, where: str) -> str:
+    """The config-load warning for `${name}` whose value is too short to mask (never the value)."""
+    return (
+        f"{where}: the value of ${{{name}}} is shorter than {MIN_SECRET_CHARS} characters and "
+        "cannot be masked: it will show wherever it appears (a credential is never that short)"
+    )
 
 
 def mask_secrets(text: str, secrets: frozenset[str]) -> str:
-    """Replace every form of every secret in `text` by `****` (see launcher/secrets.py)."""
-    return SecretMask(secrets).text(text)
+    """Replace every form of every secret in `text` by `****` (see launcher/secrets.py).
+
+    For a launch spec shown once and never read back: short values are masked here too.
+    """
+    return SecretMask(secrets, min_chars=1).text(text)
 
 
 def referenced_names(value: object) -> set[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS, Selector
 from launcher.errors import ConfigError
+from launcher.toolset.naming import NAME_SEPARATOR
 
 KNOWN_BUILTINS: tuple[str, ...] = BUILTIN_TOOLS + OPT_IN_TOOLS + MEMORY_TOOLS
 """Every name a `builtin` selector may carry."""
@@ -19,10 +20,13 @@ def parse_selectors(
     path: Path | str | None,
     field: str,
     line: int | None = None,
+    deny: bool = False,
 ) -> tuple[Selector, ...]:
     """Parse a CSV string or a list of strings into selectors; ConfigError on a bad entry.
 
     Built-in names match case-insensitively (`Read` is `read`, as in Claude Code files).
+    `deny` (`disallowed_tools`): a bare name that is no built-in denies the server tool
+    of that name on every server, as pi writes it (a deny may only narrow the agent).
     """
     if isinstance(value, str):
         entries = value.split(",")
@@ -48,6 +52,9 @@ def parse_selectors(
     for entry in entries:
         text = entry.strip()
         if text:
+            if deny and _bare_tool_name(text):
+                selectors.append(Selector(kind="name", name=f"*{NAME_SEPARATOR}{text}", raw=text))
+                continue
             selectors.append(parse_selector(text, path=path, field=field, line=line))
     return tuple(selectors)
 
@@ -78,6 +85,16 @@ def parse_selector(
         path=path,
         line=line,
         field=field,
+    )
+
+
+def _bare_tool_name(text: str) -> bool:
+    lowered = text.lower()
+    return not (
+        lowered in KNOWN_BUILTINS
+        or lowered in ("*", "all", "none")
+        or lowered.startswith(_EXT_PREFIX)
+        or NAME_SEPARATOR in text
     )
 
 

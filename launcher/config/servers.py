@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from launcher.config.expand import MASK, expand, has_reference, mask_secrets
+from launcher.config.expand import (
+    MASK,
+    expand,
+    has_reference,
+    mask_secrets,
+    unmaskable_warning,
+)
 from launcher.config.oauth_fields import OAUTH_FIELDS, OAuthFields
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError
@@ -19,10 +25,22 @@ DEFAULT_MAX_RESULT_BYTES = 64 * 1024
 
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 _COMMON_FIELDS = frozenset(
-    {"type", "startup_timeout", "tool_timeout", "required", "max_result_bytes"}
+    {
+        "type",
+        "startup_timeout",
+        "tool_timeout",
+        "required",
+        "max_result_bytes",
+        "enabled_tools",
+        "disabled_tools",
+    }
 )
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd"})
 _HTTP_FIELDS = frozenset({"url", "headers", "auth"}) | OAUTH_FIELDS
+
+
+SERVERS_FROM_KEY = "servers_from"
+"""Top-level key of our `mcp.json`: other hosts whose user-level servers to read too."""
 
 
 def load_servers(
@@ -33,39 +51,73 @@ def load_servers(
     `lenient` turns a bad server entry into a warning that skips it (for files other
     tools own, like Claude Code's `.mcp.json`); the file's own syntax must still hold.
     """
+    servers, warnings, _ = read_server_file(path, env, lenient=lenient)
+    return servers, warnings
+
+
+def read_server_file(
+    path: Path, env: Mapping[str, str], *, lenient: bool = False, key: str = "mcpServers"
+) -> tuple[dict[str, ServerSpec], list[str], tuple[str, ...]]:
+    """`load_servers` for any JSON host file whose servers are under `key`, plus the
+    hosts its `servers_from` names (our own files only)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read server file: {exc}", path=path) from exc
-    return parse_servers_text(text, path, env, lenient=lenient)
+    data = parse_json(text, path)
+    return parse_servers_data(data, text, path, env, lenient=lenient, key=key)
 
 
 def parse_servers_text(
     text: str, path: Path, env: Mapping[str, str], *, lenient: bool = False
 ) -> tuple[dict[str, ServerSpec], list[str]]:
     """Parse `mcp.json` text; `path` names the file in errors."""
+    servers, warnings, _ = parse_servers_data(
+        parse_json(text, path), text, path, env, lenient=lenient
+    )
+    return servers, warnings
+
+
+def parse_json(text: str, path: Path) -> object:
+    """JSON text, or ConfigError naming the file and line."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
     except RecursionError as exc:
         raise ConfigError("invalid JSON: nested too deeply", path=path) from exc
+
+
+def parse_servers_data(
+    data: object,
+    text: str,
+    path: Path,
+    env: Mapping[str, str],
+    *,
+    lenient: bool = False,
+    key: str = "mcpServers",
+) -> tuple[dict[str, ServerSpec], list[str], tuple[str, ...]]:
+    """Servers under `key` of a parsed file, its warnings, and its `servers_from` hosts."""
     if not isinstance(data, dict):
-        raise ConfigError('expected a JSON object {"mcpServers": {...}}', path=path, line=1)
+        raise ConfigError(f'expected a JSON object {{"{key}": {{...}}}}', path=path, line=1)
     warnings: list[str] = []
-    servers_raw = data.get("mcpServers")
+    servers_raw = data.get(key)
     if not isinstance(servers_raw, dict):
-        hint = ' (found "servers": the key is "mcpServers")' if "servers" in data else ""
+        other = "servers" if key == "mcpServers" else "mcpServers"
+        hint = f' (found "{other}": the key is "{key}")' if other in data else ""
         raise ConfigError(
             f"expected an object of servers by name{hint}",
             path=path,
-            line=_line_of(text, "mcpServers") or 1,
-            field="mcpServers",
+            line=_line_of(text, key) or 1,
+            field=key,
         )
-    for key in data:
-        if key != "mcpServers":
-            warnings.append(f"{path}: unknown top-level field '{key}' ignored")
-    parser = _ServerParser(path, text, env, warnings)
+    hosts: tuple[str, ...] = ()
+    if key == "mcpServers":
+        hosts = _hosts(data.get(SERVERS_FROM_KEY), path, text)
+        for name in data:
+            if name not in (key, SERVERS_FROM_KEY, "sandbox"):  # sandbox: config/sandbox_field.py
+                warnings.append(f"{path}: unknown top-level field '{name}' ignored")
+    parser = _ServerParser(path, text, env, warnings, key)
     servers: dict[str, ServerSpec] = {}
     for name, raw in servers_raw.items():
         try:
@@ -74,7 +126,28 @@ def parse_servers_text(
             if not lenient:
                 raise
             warnings.append(f"server skipped: {exc}")
-    return servers, warnings
+    return servers, warnings, hosts
+
+
+def _hosts(value: object, path: Path, text: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ConfigError(
+            "expected a list of host names (claude, codex, gemini, opencode, ...)",
+            path=path,
+            line=_line_of(text, SERVERS_FROM_KEY),
+            field=SERVERS_FROM_KEY,
+        )
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def parse_server_entry(
+    name: str, raw: object, path: Path, env: Mapping[str, str], text: str = ""
+) -> ServerSpec:
+    """One server definition (an `mcp.json` entry, or one defined inline elsewhere)."""
+    return _ServerParser(path, text, env, []).parse(name, raw)
 
 
 def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
@@ -159,16 +232,25 @@ def _line_of(text: str, *keys: str) -> int | None:
 class _ServerParser(OAuthFields):
     """Validates and expands one server entry at a time, collecting secrets."""
 
-    def __init__(self, path: Path, text: str, env: Mapping[str, str], warnings: list[str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        text: str,
+        env: Mapping[str, str],
+        warnings: list[str],
+        root: str = "mcpServers",
+    ) -> None:
+        self.root = root
         self.path = path
         self.text = text
         self.env = env
         self.warnings = warnings
         self.secrets: set[str] = set()
         self.name = ""
+        self.warned: set[str] = set()  # variables already named as too short to mask
 
     def error(self, message: str, *keys: str, field: str) -> ConfigError:
-        line = _line_of(self.text, "mcpServers", self.name, *keys)
+        line = _line_of(self.text, self.root, self.name, *keys)
         return ConfigError(message, path=self.path, line=line, field=field)
 
     def parse(self, name: str, raw: object) -> ServerSpec:
@@ -193,7 +275,7 @@ class _ServerParser(OAuthFields):
                     if key in _STDIO_FIELDS | _HTTP_FIELDS
                     else "is unknown"
                 )
-                line = _line_of(self.text, "mcpServers", name, key)
+                line = _line_of(self.text, self.root, name, key)
                 where = f"{self.path}:{line}" if line else str(self.path)
                 self.warnings.append(f"{where}: field '{name}.{key}' {reason}; ignored")
         common: dict[str, Any] = {
@@ -201,7 +283,11 @@ class _ServerParser(OAuthFields):
             "tool_timeout": self.seconds(raw, "tool_timeout", 60.0),
             "required": self.flag(raw, "required"),
             "max_result_bytes": self.positive_int(raw, "max_result_bytes"),
+            "enabled_tools": self.string_list(raw, "enabled_tools", None) or None,
+            "disabled_tools": self.string_list(raw, "disabled_tools"),
         }
+        if "enabled_tools" in raw and common["enabled_tools"] is None:
+            common["enabled_tools"] = ()  # an empty allowlist allows nothing
         if server_type == "stdio":
             command = self.string(raw, "command", required=True)
             args = self.string_list(raw, "args")
@@ -265,6 +351,11 @@ class _ServerParser(OAuthFields):
         except ExpansionError as exc:
             raise self.error(str(exc), *keys, field=field) from exc
         self.secrets |= expanded.secrets
+        for name in sorted(expanded.unmaskable - self.warned):
+            self.warned.add(name)
+            line = _line_of(self.text, "mcpServers", self.name, *keys)
+            where = f"{self.path}:{line}" if line else str(self.path)
+            self.warnings.append(unmaskable_warning(name, f"{where}: field '{field}'"))
         return expanded.value
 
     def string(self, raw: dict, key: str, *, required: bool = False) -> str | None:
@@ -278,8 +369,10 @@ class _ServerParser(OAuthFields):
             raise self.error("expected a non-empty string", key, field=field)
         return self.expand(value, field, key)
 
-    def string_list(self, raw: dict, key: str) -> tuple[str, ...]:
-        value = raw.get(key, [])
+    def string_list(self, raw: dict, key: str, default: object = ()) -> tuple[str, ...]:
+        if key not in raw:
+            return default  # type: ignore[return-value]
+        value = raw[key]
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise self.error("expected a list of strings", key, field=f"{self.name}.{key}")
         return tuple(

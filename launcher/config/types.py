@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -46,6 +47,26 @@ class Selector:
     raw: str = ""
 
 
+class SandboxMode(StrEnum):
+    """How the agent's built-in tools' processes are confined (`sandbox:`, `--sandbox`)."""
+
+    ON = "on"
+    """Confined where the OS offers a mechanism; said once and run unconfined elsewhere."""
+    OFF = "off"
+    REQUIRED = "required"
+    """Confined, or the run refuses to start."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """An agent's `sandbox:` field: the mode, the network, extra paths never read."""
+
+    mode: SandboxMode = SandboxMode.ON
+    network: bool = False
+    deny_read: tuple[str, ...] = ()
+    """Added to the built-in deny list; `~/` is the user's home."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """An agent definition: frontmatter fields plus the body as system prompt."""
@@ -65,6 +86,16 @@ class AgentSpec:
     prompt: str = ""
     source: Path | None = None  # None = built-in agent
     expect: Expectations | None = None  # the `expect:` block, for `subagent check`
+    dialect: str = "subagent"
+    """The file's format (`subagent`, `pi`, `claude`): config/dialect*.py."""
+    display_name: str | None = None
+    background: bool = False
+    """serve's default `background` for this agent."""
+    enabled: bool = True
+    servers: tuple[ServerSpec, ...] = ()
+    """Servers defined inline in the agent file (Claude Code's `mcpServers`): its own."""
+    sandbox: SandboxSettings | None = None
+    """None: the field is omitted (the config's default, else `on`, applies)."""
 
 
 @dataclass(frozen=True)
@@ -109,9 +140,18 @@ class ServerSpec:
     tool_timeout: float = 60.0
     required: bool = False
     max_result_bytes: int = 64 * 1024
+    enabled_tools: tuple[str, ...] | None = None
+    """Only these of the server's tools may ever be offered (Codex, Gemini); None = all."""
+    disabled_tools: tuple[str, ...] = ()
+    """The server's tools never offered, whatever selects them (Codex, Gemini)."""
     source: Path | None = None
     raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     secrets: frozenset[str] = field(default_factory=frozenset, compare=False, repr=False)
+
+    def offers(self, tool: str) -> bool:
+        """Whether this server's own config lets `tool` be offered at all."""
+        allowed = self.enabled_tools is None or tool in self.enabled_tools
+        return allowed and tool not in self.disabled_tools
 
 
 @dataclass(frozen=True)
@@ -124,3 +164,5 @@ class Config:
     broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text
     lock_path: Path | None = None
     """Where `subagent.lock.json` is or would be (config/lock.py `lock_path`)."""
+    sandbox: SandboxSettings | None = None
+    """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""

@@ -72,6 +72,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE fts_progress (indexed_to INTEGER NOT NULL);
     INSERT INTO fts_progress(indexed_to) SELECT coalesce(max(id), 0) FROM messages;
     """,
+    # 3: a prune before this version left `indexed_to` past the ids SQLite hands out next
+    # (it reuses the ids of deleted top rows), so later messages were never indexed and the
+    # next prune's deletes broke the index. Rebuild it from the messages it indexes.
+    """
+    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+    UPDATE fts_progress SET indexed_to = (SELECT coalesce(max(id), 0) FROM messages);
+    """,
+    # 4: how deep a session ran in a tree of nested sub-agents (0: a user or a host started
+    # it), so `last` names what the user started, never a child that happened to end later.
+    """
+    ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 """Step N brings the schema from version N-1 to N; never edit a shipped step, append one."""
 

@@ -11,7 +11,7 @@ from launcher.errors import RunError, UsageError
 from launcher.models.base import Message, ToolCall
 from launcher.store.db import connect, db_path
 from launcher.store.query import messages, resolve_id
-from launcher.store.runlock import is_alive
+from launcher.store.runlock import claim, is_alive, unclaim
 
 INTERRUPTED = "Interrupted: the launcher ended before this call finished; it may not have run."
 """The answer a resume gives a call whose result was never stored (a killed run)."""
@@ -30,9 +30,12 @@ class StoredSession:
     messages: list[Message] = field(default_factory=list)
 
 
-def load_resumable(home: Path, ref: str) -> StoredSession:
+def load_resumable(home: Path, ref: str, *, run: bool = True) -> StoredSession:
     """The stored session `ref` under `home`, to continue; UsageError if none or still running.
 
+    `run`: this process continues it, so its run lock is taken before the session is read
+    and held for the writer (runlock.claim); of several concurrent resumes exactly one
+    runs. Without `run` (serve checking a call before a worker runs it) only checked.
     RunError if the store cannot be read (damaged, or locked for too long).
     """
     try:
@@ -40,14 +43,22 @@ def load_resumable(home: Path, ref: str) -> StoredSession:
         if conn is None:
             raise UsageError("no stored sessions yet: nothing to resume")
         try:
-            stored = load_session(conn, ref)
+            session_id = resolve_id(conn, ref)
+            lock = claim(home, session_id) if run else None
+            if (run and lock is None) or (not run and is_alive(home, session_id)):
+                raise UsageError(
+                    f"session {session_id} is still running; resume it once it has ended"
+                )
+            try:
+                return load_session(conn, session_id)
+            except BaseException:
+                if lock is not None:
+                    unclaim(lock)
+                raise
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise RunError(f"session store {db_path(home)}: {exc}") from exc
-    if is_alive(home, stored.id):
-        raise UsageError(f"session {stored.id} is still running; resume it once it has ended")
-    return stored
 
 
 def load_session(conn: sqlite3.Connection, ref: str) -> StoredSession:

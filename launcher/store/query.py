@@ -21,10 +21,13 @@ LIST_COLUMNS = (
 
 
 def resolve_id(conn: sqlite3.Connection, ref: str) -> str:
-    """`last`, a full id, or a unique id prefix: the session id; UsageError otherwise."""
+    """`last`, a full id, or a unique id prefix: the session id; UsageError otherwise.
+
+    `last` is the newest session a user (or host) started: a nested sub-agent's is never it.
+    """
     if ref == "last":
         row = conn.execute(
-            "SELECT id FROM sessions ORDER BY started DESC, id DESC LIMIT 1"
+            "SELECT id FROM sessions WHERE depth = 0 ORDER BY started DESC, id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             raise UsageError("no stored sessions yet")
@@ -162,6 +165,11 @@ def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = Non
         ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started < ?", (cutoff,))]
         conn.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in ids])
         conn.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in ids])
+        # SQLite reuses the ids of deleted top rows: the mark must not stay above the next id,
+        # or the messages given those ids are never indexed. Every remaining one is indexed.
+        conn.execute(
+            "UPDATE fts_progress SET indexed_to=(SELECT coalesce(max(id), 0) FROM messages)"
+        )
         return len(ids)
 
     return write(conn, delete)

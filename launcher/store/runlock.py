@@ -3,25 +3,26 @@
 The process that writes a session holds an exclusive `flock` on `sessions/ID/running.lock`
 until the session ends; the kernel drops it when that process dies, SIGKILL included. A
 session stored as `running` whose lock nobody holds is shown as `interrupted`, and may be
-resumed; one whose lock is held is refused a second writer. Stdlib only (`log` reads it).
+resumed; one whose lock is held is refused a second writer. A resume takes the lock before
+it reads the session (`claim`), and its writer adopts it: checking and then locking left
+a gap in which every one of several concurrent resumes ran. Stdlib only (`log` reads it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from launcher.flock import try_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE
 
 LOCK_NAME = "running.lock"
 INTERRUPTED = "interrupted"
 """The status `log` shows for a session left `running` by a process that is gone."""
-ACQUIRE_TRIES = 50
+ACQUIRE_WAIT_S = 0.5
 ACQUIRE_PAUSE_S = 0.01
 """A `log` probing the lock holds it for microseconds: a writer retries for up to 0.5 s."""
 
@@ -38,25 +39,48 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        """Take the lock; False if another live process holds it (it is writing this session)."""
+        """Take the lock (or keep it); False if another live process holds it (it is writing
+        this session)."""
+        if self._fd is not None:
+            return True
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-        for _ in range(ACQUIRE_TRIES):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                time.sleep(ACQUIRE_PAUSE_S)
-                continue
-            self._fd = fd
-            return True
-        os.close(fd)
-        return False
+        if not wait_lock(fd, ACQUIRE_WAIT_S, poll_s=ACQUIRE_PAUSE_S):
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
 
     def release(self) -> None:
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._fd)  # closing the only descriptor drops the flock
             self._fd = None
+
+
+_claimed: dict[Path, RunLock] = {}
+"""Locks this process took for a session it is about to continue, until its writer adopts them."""
+
+
+def claim(home: Path, session_id: str) -> RunLock | None:
+    """Take the session's lock for this process's coming run of it; None if it is running."""
+    lock = RunLock(lock_path(home, session_id))
+    if not lock.acquire():
+        return None
+    _claimed[lock.path] = lock
+    return lock
+
+
+def take_claimed(path: Path) -> RunLock | None:
+    """The lock this process claimed at `path`, handed to the session's writer (once)."""
+    return _claimed.pop(path, None)
+
+
+def unclaim(lock: RunLock) -> None:
+    """Give back a claimed lock whose run will not happen."""
+    if _claimed.get(lock.path) is lock:
+        del _claimed[lock.path]
+    lock.release()
 
 
 def is_alive(home: Path, session_id: str) -> bool:
@@ -66,14 +90,11 @@ def is_alive(home: Path, session_id: str) -> bool:
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return not try_lock(fd, shared=True)
     except OSError:
         return False
     finally:
         os.close(fd)
-    return False
 
 
 def mark_interrupted(home: Path, rows: Iterable[dict[str, Any]]) -> None:

@@ -31,7 +31,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.store.db import connect, index_new, write
-from launcher.store.runlock import RunLock, lock_path
+from launcher.store.runlock import RunLock, lock_path, take_claimed
 
 Write = tuple[str, tuple[Any, ...]]
 
@@ -63,10 +63,13 @@ def forget_connection(home: Path) -> None:
 class StoreSink:
     """Writes one session's events to `logs.db`; never raises into the session."""
 
-    def __init__(self, home: Path, *, workspace: Path, config_dir: Path | None) -> None:
+    def __init__(
+        self, home: Path, *, workspace: Path, config_dir: Path | None, depth: int = 0
+    ) -> None:
         self.home = home
         self.workspace = str(workspace)
         self.config_dir = str(config_dir) if config_dir else None
+        self.depth = depth  # 0: started by a user or host; n: a sub-agent's child, n deep
         self._conn: sqlite3.Connection | None = None
         self._pending: list[Write] = []
         self._session: str | None = None
@@ -122,7 +125,9 @@ class StoreSink:
         if start is None:
             return
         # Held while this process writes the session: `log` tells a live run from a killed one.
-        self._lock = RunLock(lock_path(self.home, start.session_id))
+        # A resume took the lock when it loaded the session (no second writer between).
+        path = lock_path(self.home, start.session_id)
+        self._lock = take_claimed(path) or RunLock(path)
         if not self._lock.acquire():
             self._broken = True  # another live process writes this session; never interleave
             return
@@ -140,9 +145,16 @@ class StoreSink:
         else:
             self._pending.append(
                 (
-                    "INSERT INTO sessions(id, agent, config_dir, workspace, started, status)"
-                    " VALUES (?, ?, ?, ?, ?, 'running')",
-                    (self._session, start.agent, self.config_dir, self.workspace, start.ts),
+                    "INSERT INTO sessions(id, agent, config_dir, workspace, started, status,"
+                    " depth) VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                    (
+                        self._session,
+                        start.agent,
+                        self.config_dir,
+                        self.workspace,
+                        start.ts,
+                        self.depth,
+                    ),
                 )
             )
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream
 
 from launcher.procs.group import kill_group, spawn_group
 from launcher.secrets import public_environment
-from launcher.tools.sandbox import (
-    sandbox_problem,
-    sandbox_requested,
-    sandboxed,
-    unavailable_message,
-)
 from launcher.toolset.types import ToolResult
+
+if TYPE_CHECKING:
+    from launcher.tools.sandbox import ShellSandbox
 
 MAX_BASH_TIMEOUT_S = 600.0
 """Upper bound for a model-requested timeout: one call must not pin a session for hours."""
@@ -77,29 +74,38 @@ class GroupGuard(Protocol):
 
 
 async def run_bash(
-    command: str, cwd: Path, time_limit: float, cap: int, guard: GroupGuard | None = None
+    command: str,
+    cwd: Path,
+    time_limit: float,
+    cap: int,
+    guard: GroupGuard | None = None,
+    sandbox: ShellSandbox | None = None,
 ) -> ToolResult:
     """Run `bash -c command`; stdout and stderr merged, capped; the group dies at the end.
 
     Background processes the command started do not outlive the call: the whole process
     group is killed when the shell exits or the timeout fires, and by `guard` if the
-    launcher itself is killed meanwhile.
+    launcher itself is killed meanwhile. With a confining `sandbox` the command runs in
+    it; one that is `required` but has no mechanism refuses the command.
     """
+    if sandbox is not None and sandbox.refuses:
+        return ToolResult(_refusal(sandbox.problem), is_error=True)
     argv = ["bash", "-c", command]
-    if sandbox_requested():
-        problem = await anyio.to_thread.run_sync(sandbox_problem)
-        if problem is not None:
-            return ToolResult(unavailable_message(problem), is_error=True)
-        argv = sandboxed(argv)
+    if guard is not None:
+        argv = guard.join_argv(argv)
     output = CappedOutput(cap)
-    process = await spawn_group(
-        guard.join_argv(argv) if guard is not None else argv,
-        cwd=cwd,
-        env=shell_environment(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+    }
+    process: Any
+    if sandbox is not None and sandbox.confined:
+        env = sandbox.environment(shell_environment())
+        process = await sandbox.spawn(argv, env=env, **options)
+    else:
+        process = await spawn_group(argv, env=shell_environment(), **options)
     assert process.stdout is not None
     if guard is not None:
         guard.guard(process.pid)
@@ -124,9 +130,14 @@ async def run_bash(
     return ToolResult(f"Command failed ({status}).\n{text}".rstrip(), is_error=True)
 
 
-async def _collect(
-    process: anyio.abc.Process, stream: ByteReceiveStream, out: CappedOutput
-) -> None:
+def _refusal(problem: str | None) -> str:
+    return (
+        f"bash: sandbox: unavailable ({problem}); this agent's sandbox is required, so the "
+        "command was not run."
+    )
+
+
+async def _collect(process: Any, stream: ByteReceiveStream | Any, out: CappedOutput) -> None:
     drained = anyio.Event()
 
     async def pump() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher.config.types import BUILTIN_TOOLS
 from launcher.errors import ToolError
@@ -15,6 +15,9 @@ from launcher.tools.files import edit_file, read_file, write_file
 from launcher.tools.search import find_paths, grep_files, list_dir
 from launcher.tools.workspace import Workspace
 from launcher.toolset.types import ToolCaller, ToolEntry, ToolResult
+
+if TYPE_CHECKING:
+    from launcher.tools.sandbox import ShellSandbox
 
 FileTool = Callable[[Workspace, dict[str, Any], int], ToolResult]
 
@@ -96,6 +99,16 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
 }
 
+_SANDBOXED_NOTE = (
+    " It runs sandboxed: it writes only in the workspace and $TMPDIR, has no network, and "
+    "cannot read credential files."
+)
+_ONLINE_NOTE = (
+    " It runs sandboxed: it writes only in the workspace and $TMPDIR and cannot read "
+    "credential files."
+)
+"""Told to the model, so a refused write or connection is not a puzzle to it."""
+
 _FILE_TOOLS: dict[str, FileTool] = {
     "read": read_file,
     "write": write_file,
@@ -114,12 +127,14 @@ def builtin_entries(
     output_cap: int = 64 * 1024,
     group_guard: GroupGuard | None = None,
     results: Path | None = None,
+    sandbox: ShellSandbox | None = None,
 ) -> list[ToolEntry]:
     """Entries for the requested built-ins, in BUILTIN_TOOLS order.
 
     `group_guard` (the session's watchdog) keeps bash's process groups from outliving
     a launcher that is killed mid-call. `results` (the session's saved oversized
-    results) is a directory `read`, and only `read`, may also read.
+    results) is a directory `read`, and only `read`, may also read. `sandbox` confines
+    the processes bash starts.
 
     Unknown names raise ValueError (config validation should have caught them).
     """
@@ -133,8 +148,10 @@ def builtin_entries(
         if name not in wanted:
             continue
         description, schema = _SPECS[name]
+        if name == "bash" and sandbox is not None and sandbox.confined:
+            description += _SANDBOXED_NOTE if not sandbox.settings.network else _ONLINE_NOTE
         if name == "bash":
-            call = _bash_caller(ws, bash_timeout, output_cap, group_guard)
+            call = _bash_caller(ws, bash_timeout, output_cap, group_guard, sandbox)
         elif name == "read" and results is not None:
             also = Workspace(results)
             run = partial(read_file, also=also)
@@ -150,13 +167,17 @@ def _file_caller(name: str, run: FileTool, ws: Workspace, cap: int) -> ToolCalle
 
 
 def _bash_caller(
-    ws: Workspace, default_timeout: float, cap: int, guard: GroupGuard | None
+    ws: Workspace,
+    default_timeout: float,
+    cap: int,
+    guard: GroupGuard | None,
+    sandbox: ShellSandbox | None,
 ) -> ToolCaller:
     async def call(args: dict[str, Any]) -> ToolResult:
         command = get_str(args, "command")
         if not command.strip():
             raise ToolError("command is empty")
         timeout = min(get_float(args, "timeout") or default_timeout, MAX_BASH_TIMEOUT_S)
-        return await run_bash(command, ws.root, timeout, cap, guard)
+        return await run_bash(command, ws.root, timeout, cap, guard, sandbox)
 
     return safe_caller("bash", call)

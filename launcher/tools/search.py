@@ -182,13 +182,29 @@ def compile_glob(pattern: str) -> Callable[[str], bool]:
 
     A pattern without `/` matches the last path component (`*.py` finds Python files at
     any depth); one with `/` matches the whole relative path, where `**` spans directories
-    and `*`, `?` and `[...]` stay within one.
+    and `*`, `?` and `[...]` stay within one. ToolError naming what is wrong with a glob
+    that cannot be compiled.
     """
-    if "/" not in pattern:
-        regex = re.compile(_glob_to_regex(pattern))
-        return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
-    regex = re.compile(_glob_to_regex(pattern.lstrip("/")))
+    try:
+        if "/" not in pattern:
+            regex = re.compile(_glob_to_regex(pattern))
+            return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+        regex = re.compile(_glob_to_regex(pattern.lstrip("/")))
+    except re.error as exc:
+        # The regex's own message points into the translation, not the model's pattern.
+        raise ToolError(f"invalid glob '{pattern}': {_glob_problem(pattern, exc)}") from exc
     return lambda rel: regex.fullmatch(rel) is not None
+
+
+def _glob_problem(pattern: str, exc: re.error) -> str:
+    """What is wrong with `pattern`, in glob terms where it can be said."""
+    for body in re.findall(r"\[!?(.[^\]]*)\]", pattern):
+        for start, end in re.findall(r"(.)-([^\]])", body):
+            if start > end:
+                return f"the range '{start}-{end}' runs backwards; write '{end}-{start}'"
+    if "[" in pattern:
+        return f"a '[...]' set is not well formed ({exc.msg})"
+    return str(exc.msg)
 
 
 def _glob_to_regex(pattern: str) -> str:

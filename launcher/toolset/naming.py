@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass, field
 
 MAX_NAME_LEN = 64
 """The tool-name limit of the OpenAI and Anthropic APIs."""
@@ -22,14 +23,54 @@ NAME_SEPARATOR = "__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
+CLAUDE_BUILTIN_NAMES: Mapping[str, str] = {
+    "read": "Read",
+    "write": "Write",
+    "edit": "Edit",
+    "bash": "Bash",
+    "grep": "Grep",
+    "find": "Glob",
+    "ls": "LS",
+}
+"""Our built-ins as a Claude Code agent's model is offered them."""
+CLAUDE_MCP_PREFIX = "mcp__"
+
+
+@dataclass(frozen=True)
+class ToolNaming:
+    """How one agent's model is offered names: ours (`SERVER__TOOL`, `read`) or another
+    tool's, so that prompts written for it still work (Claude Code: `mcp__SERVER__TOOL`,
+    `Read`). The registry names every tool through it; scope matches original names."""
+
+    prefix: str = ""
+    local: Mapping[str, str] = field(default_factory=dict)
+
+    def local_name(self, name: str) -> str:
+        """The exposed name of the built-in or memory tool `name`."""
+        return self.local.get(name, name)
+
+
+DEFAULT_NAMING = ToolNaming()
+NAMINGS: Mapping[str, ToolNaming] = {
+    "claude": ToolNaming(prefix=CLAUDE_MCP_PREFIX, local=CLAUDE_BUILTIN_NAMES),
+}
+"""Agent-file dialects whose model is offered that tool's own names."""
+
+
+def naming_for(dialect: str) -> ToolNaming:
+    """The naming of an agent of `dialect` (ours unless the dialect has its own)."""
+    return NAMINGS.get(dialect, DEFAULT_NAMING)
+
+
 def sanitize(text: str) -> str:
     """Replace every character outside `[A-Za-z0-9_-]` (what model APIs accept) with `_`."""
     return _UNSAFE.sub("_", text)
 
 
-def plain_name(server: str, tool: str) -> str:
-    """A server tool's name before collision or length handling: sanitized `SERVER__TOOL`."""
-    return sanitize(f"{server}{NAME_SEPARATOR}{tool}")
+def plain_name(server: str, tool: str, prefix: str = "") -> str:
+    """A server tool's name before collision or length handling: sanitized `SERVER__TOOL`
+    (after the naming's prefix: `mcp__SERVER__TOOL` for Claude Code agents)."""
+    return sanitize(f"{prefix}{server}{NAME_SEPARATOR}{tool}")
 
 
 def name_hash(server: str, tool: str, length: int = HASH_LEN) -> str:
@@ -41,19 +82,25 @@ def _with_suffix(base: str, suffix: str) -> str:
     return f"{base[: MAX_NAME_LEN - len(suffix) - 1]}_{suffix}"
 
 
-def could_spell(server: str, name: str) -> bool:
+def could_spell(server: str, name: str, prefix: str = "") -> bool:
     """Whether some tool of `server` has `name` as its plain name (any tool name may come)."""
-    return name.startswith(sanitize(server) + NAME_SEPARATOR)
+    return name.startswith(prefix + sanitize(server) + NAME_SEPARATOR)
 
 
-def exposed_name(server: str, tool: str, taken: Container[str], earlier: Iterable[str] = ()) -> str:
+def exposed_name(
+    server: str,
+    tool: str,
+    taken: Container[str],
+    earlier: Iterable[str] = (),
+    naming: ToolNaming = DEFAULT_NAMING,
+) -> str:
     """The exposed name of `server`'s `tool`, avoiding every name in `taken`.
 
     The plain name when it fits, is free, and no server in `earlier` (those before
     `server` in config order) could spell it; else a truncated name with a hash suffix.
     """
-    base = plain_name(server, tool)
-    claimed = any(could_spell(other, base) for other in earlier if other != server)
+    base = plain_name(server, tool, naming.prefix)
+    claimed = any(could_spell(other, base, naming.prefix) for other in earlier if other != server)
     if len(base) <= MAX_NAME_LEN and base not in taken and not claimed:
         return base
     digest = name_hash(server, tool, length=64)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS
-from launcher.toolset.naming import exposed_name
+from launcher.toolset.naming import DEFAULT_NAMING, ToolNaming, exposed_name
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
 Gate = Callable[[ToolEntry], str | None]
@@ -49,15 +49,28 @@ class _Taken:
         self.extra: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
-        return name in _RESERVED or name in self.extra or name in self._registry._by_name
+        return (
+            name in _RESERVED
+            or name in self._registry._reserved
+            or name in self.extra
+            or name in self._registry._by_name
+        )
 
 
 class ToolRegistry:
     """Live maps of every registered tool, admitted or rejected by the gate."""
 
-    def __init__(self, gate: Gate | None = None, order: Sequence[str] = ()) -> None:
-        """`order`: the configured servers in config (mcp.json) order; see `_new_name`."""
+    def __init__(
+        self,
+        gate: Gate | None = None,
+        order: Sequence[str] = (),
+        naming: ToolNaming = DEFAULT_NAMING,
+    ) -> None:
+        """`order`: the configured servers in config (mcp.json) order; see `_new_name`.
+        `naming`: the names the agent's model is offered (toolset/naming.py)."""
         self._gate = gate
+        self._naming = naming
+        self._reserved = frozenset(naming.local_name(name) for name in _RESERVED)
         self._order: dict[str, int] = {name: i for i, name in enumerate(dict.fromkeys(order))}
         self._local: dict[str, ToolEntry] = {}
         self._servers: dict[str, dict[str, ToolEntry]] = {}
@@ -74,7 +87,7 @@ class ToolRegistry:
         A server tool already holding such a name is renamed (a built-in is never
         shadowed). The change's source is `builtin`, `memory`, or `local` if mixed.
         """
-        new = list(entries)
+        new = [replace(entry, name=self._naming.local_name(entry.tool)) for entry in entries]
         for entry in new:
             if entry.source not in LOCAL_SOURCES:
                 raise ValueError(f"add_local takes builtin/memory tools, got {entry.source!r}")
@@ -216,7 +229,7 @@ class ToolRegistry:
         # The price: a later server whose sanitized name aliases an earlier one (`a_b`
         # after `a.b`) gets hashed names even for tools the earlier server never lists.
         # A server outside `order` (direct users) comes after every server in it.
-        name = exposed_name(server, tool, taken, earlier=self._earlier(server))
+        name = exposed_name(server, tool, taken, earlier=self._earlier(server), naming=self._naming)
         self._remembered[(server, tool)] = name
         return name
 
@@ -259,4 +272,4 @@ def _same(entry: ToolEntry, tool: ToolDef) -> bool:
 def _local_sort_key(entry: ToolEntry) -> tuple[int, int]:
     order = _LOCAL_ORDER[entry.source]
     group = LOCAL_SOURCES.index(entry.source)
-    return (group, order.index(entry.name) if entry.name in order else len(order))
+    return (group, order.index(entry.tool) if entry.tool in order else len(order))

@@ -69,9 +69,10 @@ class ToolScope:
     def gate(self, entry: ToolEntry) -> str | None:
         """The permanent exclusion: None to admit `entry`, else the reason."""
         if entry.server is None:
+            # By original name: a Claude Code agent's `Read` is our `read`.
             if self._disallowed(entry):
                 return DISALLOWED
-            return None if entry.name in self._builtins else NOT_REQUESTED
+            return None if entry.tool in self._builtins else NOT_REQUESTED
         if self.static:
             return ISOLATED
         if self._disallowed(entry):
@@ -158,7 +159,7 @@ class ToolScope:
 
     def _disallowed(self, entry: ToolEntry) -> bool:
         if entry.server is None:
-            return self._disallowed_name(entry.name)
+            return self._disallowed_name(entry.tool)
         return any(
             s.kind == "all"
             or (s.kind == "name" and _name_matches(s.name or "", entry))

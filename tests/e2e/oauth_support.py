@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,9 +143,11 @@ def login(
     *,
     follow: bool = True,
     env: dict[str, str] | None = None,
+    before_follow: Callable[[str], None] | None = None,
 ) -> Login:
     """Run `subagent login SERVER --no-browser`, read the URL it prints and GET it, following
-    the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end."""
+    the redirect to the CLI's loopback receiver, as a browser would; wait for the CLI to end.
+    `before_follow` gets the URL first (a forger racing the browser)."""
     argv = ("login", server, "--no-browser", "--config-dir", str(config))
     proc = subagent.start(*argv, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
@@ -158,6 +160,8 @@ def login(
             seen.append(line)
             url = line.strip()
             if follow and url.startswith("http://") and page is None:
+                if before_follow is not None:
+                    before_follow(url)
                 page = httpx.get(url, follow_redirects=True, timeout=BROWSER_TIMEOUT_S)
         code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
     finally:

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 def test_sigkill_of_launcher_mid_bash_call_leaves_no_process(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    pidfile = tmp_path / "sleep.pid"
+    pidfile = subagent.cwd / "sleep.pid"  # in the workspace: the sandboxed shell writes only there
     script = tmp_path / "s.yaml"
     script.write_text(
         "steps:\n"

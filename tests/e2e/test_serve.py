@@ -80,6 +80,19 @@ def workers(tmp_path: Path) -> list[int]:
     ]
 
 
+def one_worker(tmp_path: Path) -> int:
+    """The one live worker of this test's serve, once only one is seen: the next spare,
+    started as a spawn takes one, looks like a worker until it has named itself."""
+    seen: list[int] = []
+
+    def single() -> bool:
+        seen[:] = workers(tmp_path)
+        return len(seen) == 1
+
+    assert wait_until(single, 10), seen
+    return seen[0]
+
+
 def structured(result: Any) -> dict[str, Any]:
     assert result.structured_content is not None, result
     return dict(result.structured_content)
@@ -226,7 +239,9 @@ async def test_a_worker_that_cannot_start_is_an_error_result_and_serve_goes_on(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     with anyio.fail_after(LIMIT_S):
-        async with serve(tmp_path, "--workspace", str(workspace)) as client:
+        # The script lies outside the workspace: a host's scripted: file needs its dir allowed.
+        extra = ("--workspace", str(workspace), "--scripted-dir", str(tmp_path))
+        async with serve(tmp_path, *extra) as client:
             workspace.rmdir()  # the worker's cwd is gone: its process cannot start
             failed = await client.call_tool(
                 "spawn_subagent", {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}"}

@@ -49,6 +49,8 @@ async def test_worker_environment_block_holds_no_secret(tmp_path: Path) -> None:
             str(config),
             "--workspace",
             str(workspace),
+            "--scripted-dir",  # the script lies outside the workspace
+            str(tmp_path),
         ],
         env=env,
         cwd=str(tmp_path),

@@ -30,7 +30,7 @@ from tests.e2e.serve_tasks_support import (
     serve_client,
     serve_config,
 )
-from tests.e2e.test_serve import workers
+from tests.e2e.test_serve import one_worker, workers
 
 pytestmark = pytest.mark.e2e
 
@@ -93,7 +93,7 @@ async def test_task_spawn_settles_with_the_answer_and_cancel_ends_worker_and_ser
             assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 30)
             server_pid = read_pid(tmp_path / "lazy.pid")
             assert wait_until(lambda: is_alive(server_pid), 5)
-            assert len(workers(tmp_path)) == 1
+            one_worker(tmp_path)
             cancelled = await request(client, "tasks/cancel", {"taskId": long_id})
             assert cancelled["status"] == "cancelled"
             assert_all_gone([server_pid], tmp_path / "nothing")
@@ -191,7 +191,7 @@ async def test_host_leaving_mid_task_ends_serve_worker_and_servers(tmp_path: Pat
             assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 30)
             server_pid = read_pid(tmp_path / "lazy.pid")
             assert wait_until(lambda: is_alive(server_pid), 5)
-            [worker_pid] = workers(tmp_path)
+            worker_pid = one_worker(tmp_path)
             await wire.stdin.aclose()
             # serve ends by itself (nobody signals it) and leaves nothing behind.
             assert await process.wait() == 0

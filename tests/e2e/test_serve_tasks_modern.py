@@ -26,7 +26,7 @@ from tests.e2e.serve_tasks_support import (
     request,
     serve_client,
 )
-from tests.e2e.test_serve import workers
+from tests.e2e.test_serve import one_worker
 
 pytestmark = pytest.mark.e2e
 
@@ -83,7 +83,7 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
                 assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 30)
                 server_pid = read_pid(tmp_path / "lazy.pid")
                 assert wait_until(lambda: is_alive(server_pid), 5)
-                [worker_pid] = workers(tmp_path)
+                worker_pid = one_worker(tmp_path)
                 polled = await request(client, "tasks/get", {"taskId": first.task_id})
                 assert polled["status"] == "working"
                 assert polled["resultType"] == "complete"

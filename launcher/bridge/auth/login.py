@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 from mcp import Client
@@ -149,6 +150,8 @@ async def _authorize(
         )
 
     async def redirect(url: str) -> None:
+        # The receiver takes only the callback that repeats this URL's state (CSRF).
+        receiver.expect_state(parse_qs(urlsplit(url).query).get("state", [""])[0])
         await anyio.to_thread.run_sync(open_url, url, abandon_on_cancel=True)
 
     async def callback() -> AuthorizationCodeResult:

@@ -2,11 +2,14 @@
 
 The browser (or a test's HTTP client) follows the authorization server's redirect to
 `http://127.0.0.1:PORT/callback?code=...&state=...`; the first request on the callback
-path settles the result. No SDK here: plain anyio sockets and the stdlib URL parser.
+path carrying the login's `state` settles the result. Any other request (a forged one, from
+any local process or web page) is answered 400 and changes nothing. No SDK here: plain
+anyio sockets and the stdlib URL parser.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
@@ -38,12 +41,17 @@ class Redirect:
 
 
 class RedirectReceiver:
-    """Listens on 127.0.0.1 (ephemeral port) until the first callback request arrives."""
+    """Listens on 127.0.0.1 (ephemeral port) until the callback with the login's state arrives."""
 
     def __init__(self) -> None:
         self.port = 0
         self._result: Redirect | None = None
         self._arrived = anyio.Event()
+        self._state: str | None = None
+
+    def expect_state(self, state: str) -> None:
+        """The `state` the authorization URL carries; only a callback repeating it counts."""
+        self._state = state
 
     @property
     def redirect_uri(self) -> str:
@@ -65,7 +73,7 @@ class RedirectReceiver:
         assert self._result is not None
         return self._result
 
-    async def _serve(self, listener: anyio.abc.SocketListener, tg: TaskGroup) -> None:
+    async def _serve(self, listener: anyio.abc.Listener[SocketStream], tg: TaskGroup) -> None:
         """Serve until cancelled; the port is released by this task, after its last accept."""
         try:
             await listener.serve(self._handle, tg)
@@ -86,6 +94,10 @@ class RedirectReceiver:
                 await _respond(stream, 404, "Not the login callback.")
                 return
             query = {k: v[0] for k, v in parse_qs(target.query).items() if v}
+            if not self._is_ours(query.get("state")):
+                # Never echo either state: the forger must learn nothing, and the login waits on.
+                await _respond(stream, 400, "Not this login's redirect: its state does not match.")
+                return
             self._result = Redirect(
                 code=query.get("code"),
                 state=query.get("state"),
@@ -97,6 +109,12 @@ class RedirectReceiver:
             ok = self._result.error is None and self._result.code is not None
             message = "Login complete." if ok else "Login failed; see the terminal."
             await _respond(stream, 200, message)
+
+    def _is_ours(self, state: str | None) -> bool:
+        """Whether `state` is the login's own (compared in constant time)."""
+        if self._state is None or state is None:
+            return False
+        return secrets.compare_digest(state.encode(), self._state.encode())
 
 
 async def _read_head(stream: SocketStream) -> bytes:
@@ -110,7 +128,7 @@ async def _read_head(stream: SocketStream) -> bytes:
 
 async def _respond(stream: SocketStream, status: int, message: str) -> None:
     body = _PAGE.format(message=message).encode()
-    reason = "OK" if status == 200 else "Not Found"
+    reason = {200: "OK", 400: "Bad Request"}.get(status, "Not Found")
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"

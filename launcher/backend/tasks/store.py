@@ -1,8 +1,8 @@
 """MCP Tasks on top of the sub-agent manager: a task id IS a sub-agent id.
 
 The store is era-neutral: it keeps each task's creation time, ttl and whom to tell of a
-change; the wire shapes of each protocol era live in tasks_v1.py (2025-11-25) and
-tasks_v2.py (the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A task's record
+change; the wire shapes of each protocol era live in v2025_11_25.py (core Tasks) and
+v2026_07_28.py (the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A task's record
 and its sub-agent are dropped together once the run has ended and its ttl has passed.
 """
 

@@ -16,10 +16,10 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from launcher.backend.catalog import TASK_TOOLS, has_tasks
 from launcher.backend.pool import SubAgent
-from launcher.backend.tasks import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
+from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.errors import SubagentError
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -27,9 +27,6 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 Spawn = Callable[[dict[str, Any]], SubAgent]
 """Validates `spawn_subagent` arguments and queues the sub-agent (server.py's one way)."""
-
-TASK_TOOLS = frozenset({"spawn_subagent"})
-"""Tools that declare `execution.taskSupport` (the others answer at once anyway)."""
 
 
 def status_v1(entry: SubAgent) -> str:
@@ -56,6 +53,24 @@ def task_v1(record: TaskRecord) -> dict[str, Any]:
         # requires `cancelled` once the cancel was accepted.
         out.update(status="cancelled", statusMessage="cancelled by request")
     return out
+
+
+async def offer_by_version(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Middleware: `initialize` keeps the `tasks` capability only for a version that has Tasks.
+
+    The SDK answers `initialize` from one set of options for every version; a 2025-06-18
+    client (Codex, Gemini CLI) must not be told of what its version lacks.
+    """
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict):
+        version = str(result.get("protocolVersion"))
+        capabilities = result.get("capabilities")
+        if not has_tasks(version) and isinstance(capabilities, dict):
+            result = {**result, "capabilities": {**capabilities}}
+            result["capabilities"].pop("tasks", None)
+    return result
 
 
 def advertise(options: InitializationOptions) -> InitializationOptions:
@@ -85,7 +100,7 @@ class LegacyTasks:
         params = ctx.params or {}
         if (
             ctx.method != "tools/call"
-            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            or not has_tasks(ctx.protocol_version)
             or not isinstance(params.get("task"), dict)
         ):
             return await call_next(ctx)

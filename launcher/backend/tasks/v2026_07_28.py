@@ -6,7 +6,7 @@ carries the final result inline, `tasks/cancel` stops the worker, and status cha
 to the `subscriptions/listen` streams that asked for the task's id (`taskIds`).
 Built on the SDK's `Extension` (its `tools/call` interceptor and method bindings);
 `subscriptions/listen` is a spec method an extension may not bind, so it is served here
-and installed by tasks_wire.py.
+and installed by wire.py.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from mcp_types import INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from launcher.backend.catalog import TASK_TOOLS
 from launcher.backend.pool import SubAgent
-from launcher.backend.tasks import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
-from launcher.backend.tasks_v1 import TASK_TOOLS, Spawn
+from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
+from launcher.backend.tasks.v2025_11_25 import Spawn
 from launcher.errors import SubagentError
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"

@@ -20,9 +20,9 @@ from mcp_types import METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
-from launcher.backend.tasks import TaskStore
-from launcher.backend.tasks_v1 import LegacyTasks, Spawn, advertise
-from launcher.backend.tasks_v2 import TasksExtension, UpdateTaskParams
+from launcher.backend.tasks.store import TaskStore
+from launcher.backend.tasks.v2025_11_25 import LegacyTasks, Spawn, advertise, offer_by_version
+from launcher.backend.tasks.v2026_07_28 import TasksExtension, UpdateTaskParams
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
@@ -67,4 +67,5 @@ def install_tasks(
     server.extensions[extension.identifier] = extension.settings()
     # A middleware answers before the per-version result check, which knows no tasks.
     server.middleware.append(legacy.middleware)
+    server.middleware.append(offer_by_version)
     return advertise(options)

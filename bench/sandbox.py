@@ -1,0 +1,85 @@
+"""Benchmark: the sandbox's per-command cost (issue 21).
+
+`bash -c true` through the bash tool's registry entry (the code path of a model's call,
+with the session's watchdog guard), confined ÷ unconfined, median of alternating calls.
+Goal <= 1.3. Also shown: the first confined call of a session, which confines the
+spawner thread once (the Landlock rules are made then).
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+from _util import Result, bench_main, median, spread, state_dir
+
+from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.procs.watchdog import Watchdog
+from launcher.tools import builtin_entries
+from launcher.tools.sandbox import ShellSandbox, mechanism_problem
+
+RUNS = 41
+QUICK_RUNS = 21
+GOAL = 1.3
+
+
+def run(quick: bool) -> list[Result]:
+    problem = mechanism_problem()
+    if problem is not None:
+        return [Result("sandbox", f"skipped: sandbox unavailable ({problem})", 0.0)]
+    with state_dir() as root:
+        (root / "ws").mkdir()
+        return anyio.run(_measure, root, QUICK_RUNS if quick else RUNS)
+
+
+async def _measure(root: object, runs: int) -> list[Result]:
+    from pathlib import Path
+
+    base = Path(str(root))
+    guard = Watchdog()
+    boxes = {
+        mode: ShellSandbox(
+            SandboxSettings(mode=mode), workspace=base / "ws", state_home=base / "st", home=base
+        )
+        for mode in (SandboxMode.ON, SandboxMode.OFF)
+    }
+    calls = {
+        mode: builtin_entries(base / "ws", ["bash"], group_guard=guard, sandbox=box)[0].call
+        for mode, box in boxes.items()
+    }
+    times: dict[SandboxMode, list[float]] = {SandboxMode.ON: [], SandboxMode.OFF: []}
+    first: dict[SandboxMode, float] = {}
+    try:
+        for i in range(runs + 1):
+            for mode in (
+                (SandboxMode.OFF, SandboxMode.ON) if i % 2 else (SandboxMode.ON, SandboxMode.OFF)
+            ):
+                start = time.perf_counter()
+                result = await calls[mode]({"command": "true"})
+                elapsed = time.perf_counter() - start
+                assert not result.is_error, result.content
+                if i == 0:
+                    first[mode] = elapsed
+                else:
+                    times[mode].append(elapsed)
+    finally:
+        for box in boxes.values():
+            box.close()
+        guard.close()
+    on, off = times[SandboxMode.ON], times[SandboxMode.OFF]
+    detail = f"on {spread(on)}; off {spread(off)}; {runs} alternating calls each"
+    first_ratio = first[SandboxMode.ON] / median(off)
+    return [
+        Result("sandbox", "bash -c true: on ÷ off", median(on) / median(off), GOAL, detail),
+        Result(
+            "sandbox",
+            "first call of a session ÷ off",
+            first_ratio,
+            None,
+            f"first confined call {first[SandboxMode.ON] * 1000:.1f} ms (confines the thread)",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    bench_main(run, __doc__.splitlines()[0])

@@ -1,0 +1,39 @@
+"""Loading the config for a command, typer-free: fast paths (`serve`) use it before typer."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Any:
+    """The config, its warnings printed once; `session`: hide secrets before using them.
+
+    A command that runs sessions must not hold secrets in its environment block, which
+    the model's shell can read: it re-executes itself without them (procs/hidden.py), and
+    the new process takes them back over a descriptor before the config is expanded.
+    """
+    from launcher.config.discovery import load_config
+
+    cwd = cwd or Path.cwd()
+    if session:
+        from launcher.procs.hidden import restore
+
+        restored = restore()
+    config = load_config(config_dir, cwd=cwd)
+    if session:
+        from launcher.config.expand import referenced_names
+        from launcher.procs.hidden import hide_referenced, reexec_hiding, secret_names
+
+        inline = [s for agent in config.agents.values() for s in agent.servers]
+        used = set().union(
+            *(referenced_names(s.raw) for s in [*config.servers.values(), *inline]), set()
+        )
+        if not restored or hide_referenced(used):
+            # Returns only if nothing is left to hide.
+            reexec_hiding(secret_names(os.environ, used))
+    for warning in config.warnings:
+        sys.stderr.write(f"subagent: warning: {warning}\n")
+    return config

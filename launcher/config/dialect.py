@@ -1,0 +1,187 @@
+"""Agent-file dialects as data: each is a table from its field to what happens to it.
+
+A field is `honoured` (same meaning here, read as written), `mapped` (translated onto
+one of our fields), `ignored` (no effect here: listed in one warning line) or `refused`
+(it would narrow the agent and cannot be honoured here: the agent is refused, exit 2).
+A rule may depend on the value (`permissionMode: default` is ignored, `plan` refused);
+a value the table does not list is refused, so an agent is never run wider than written.
+One small reader (`translate`) applies any table; docs/agents.md holds the same tables.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from launcher.errors import ConfigError
+
+
+class Action(StrEnum):
+    """What a dialect does with one of its fields."""
+
+    HONOURED = "honoured"
+    MAPPED = "mapped"
+    IGNORED = "ignored"
+    REFUSED = "refused"
+
+
+Converter = Callable[[object, list[str], Path], Mapping[str, object]]
+"""A mapped field's value (and the file) -> our fields and their values; warnings go
+to the list. Raises ValueError with the reason for a value it cannot read."""
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """One field of a dialect: its action, the field of ours it lands on, and why."""
+
+    action: Action
+    target: str | None = None
+    note: str = ""
+    convert: Converter | None = None
+    values: Mapping[str, Action] | None = None
+    """Value-dependent fields: value -> action; any value not listed is refused."""
+    refusal: str = ""
+    """Why the values not listed are refused (value-dependent fields)."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """An agent-file format: its name (shown by `agents`) and its field table."""
+
+    name: str
+    fields: Mapping[str, FieldRule]
+    hint_fields: tuple[str, ...] = field(default=())
+    """Field names to suggest for a misspelt one (`did you mean`)."""
+
+
+@dataclass
+class RawField:
+    """A frontmatter entry as read: value, its file line, and its YAML node."""
+
+    value: object
+    line: int
+    node: object = None
+    key: str = ""
+    """The field as the file spells it, for errors (`maxTurns` for our `max_turns`)."""
+
+
+def translate(
+    dialect: Dialect,
+    entries: Mapping[str, RawField],
+    path: Path,
+    warnings: list[str] | None,
+) -> dict[str, RawField]:
+    """Apply `dialect`'s table to the frontmatter `entries`: our fields, by our names.
+
+    Unknown fields warn (with a hint), ignored ones are listed in one line, a refused
+    field or value raises ConfigError naming the file, line and field.
+    """
+    notes: list[str] = [] if warnings is None else warnings
+    ours: dict[str, RawField] = {}
+    ignored: list[str] = []
+    for key, raw in entries.items():
+        rule = dialect.fields.get(key)
+        if rule is None:
+            notes.append(f"{path}:{raw.line}: unknown field '{key}' ignored{_hint(key, dialect)}")
+            continue
+        action = _action(rule, raw.value)
+        if action is Action.REFUSED:
+            raise ConfigError(
+                _refusal(rule, raw.value, dialect), path=path, line=raw.line, field=key
+            )
+        if action is Action.IGNORED:
+            ignored.append(key if rule.values is None else f"{key}: {raw.value}")
+            continue
+        if rule.convert is None or raw.value is None:
+            if rule.target is not None:
+                _merge(ours, rule.target, RawField(raw.value, raw.line, raw.node, key))
+            continue
+        said: list[str] = []
+        try:
+            converted = rule.convert(raw.value, said, path)
+        except ValueError as exc:
+            raise ConfigError(str(exc), path=path, line=raw.line, field=key) from exc
+        notes.extend(f"{path}:{raw.line}: {key}: {note}" for note in said)
+        for target, value in converted.items():
+            node = raw.node if target == rule.target else None
+            _merge(ours, target, RawField(value, raw.line, node, key))
+    if ignored:
+        notes.append(
+            f"{path}: {dialect.name} field{'s' if len(ignored) > 1 else ''} with no effect "
+            f"here, ignored: {', '.join(ignored)}"
+        )
+    return ours
+
+
+def _merge(ours: dict[str, RawField], target: str, new: RawField) -> None:
+    """Two fields landing on one of ours narrow each other: `extensions` keeps only
+    servers both allow; lists (`disallowed_tools`) add up; else the first stays."""
+    old = ours.get(target)
+    if old is None or old.value is None:
+        ours[target] = new
+    elif target == "extensions":
+        ours[target] = RawField(_narrowest(old.value, new.value), old.line, None, old.key)
+    elif isinstance(old.value, list) and isinstance(new.value, list):
+        ours[target] = RawField(old.value + new.value, old.line, None, old.key)
+
+
+def _narrowest(a: object, b: object) -> object:
+    if a is False or b is False:
+        return False
+    if a is True or b is None:
+        return b if b is not None else a
+    if b is True:
+        return a
+    names_b = _listed(b)
+    return tuple(name for name in _listed(a) if name in names_b)
+
+
+def _listed(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(item.strip() for item in value.split(",") if item.strip())
+    if isinstance(value, list | tuple):
+        return tuple(str(item).strip() for item in value)
+    return ()
+
+
+def _action(rule: FieldRule, value: object) -> Action:
+    if rule.values is None or value is None:
+        return rule.action
+    return rule.values.get(str(value), Action.REFUSED)
+
+
+def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
+    reason = rule.refusal or rule.note or "cannot be honoured here"
+    if rule.values is not None:
+        return (
+            f"'{value}' cannot be honoured here, and without it the agent would run "
+            f"wider: refused ({reason})"
+        )
+    return f"{dialect.name} field refused: {reason}"
+
+
+def _hint(key: str, dialect: Dialect) -> str:
+    known = dialect.hint_fields or tuple(dialect.fields)
+    normalized = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower().replace("-", "_")
+    if normalized != key and normalized in known:
+        return f" (did you mean '{normalized}'?)"
+    close = difflib.get_close_matches(normalized, known, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def table_rows(dialect: Dialect) -> list[tuple[str, str, str]]:
+    """(field, action, note) per field, the rows docs/agents.md shows; value-dependent
+    fields get one row per value (`permissionMode: plan`)."""
+    rows: list[tuple[str, str, str]] = []
+    for key, rule in dialect.fields.items():
+        if rule.values is None:
+            rows.append((key, str(rule.action), rule.note))
+            continue
+        for value, action in rule.values.items():
+            rows.append((f"{key}: {value}", str(action), rule.note))
+        rows.append((f"{key}: (any other)", str(Action.REFUSED), rule.refusal or rule.note))
+    return rows

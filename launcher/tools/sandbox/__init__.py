@@ -1,0 +1,197 @@
+"""The sandbox every process a built-in tool starts runs in (today: the bash tool's).
+
+`ShellSandbox` is one session's: the agent's `sandbox:` mode, the policy (policy.py),
+and a confined starter (spawner.py, or sandbox-exec on macOS). How the policy is
+enforced lives in apply.py alone. `SUBAGENT_BASH_SANDBOX=1`, the older switch, now
+means `required` for every agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from launcher.config.sandbox_field import parse_mode
+from launcher.config.types import SandboxMode, SandboxSettings
+from launcher.errors import ConfigError
+from launcher.procs import cgroup
+from launcher.tools.sandbox import namespaces
+from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
+from launcher.tools.sandbox.namespaces import namespaces_problem
+from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
+from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
+
+__all__ = [
+    "LEGACY_VAR",
+    "MECHANISM_VAR",
+    "OVERRIDE_VAR",
+    "ConfinedProcess",
+    "SandboxPolicy",
+    "ShellSandbox",
+    "check_start",
+    "describe",
+    "effective_mode",
+    "mechanism_problem",
+    "unavailable_line",
+]
+
+LEGACY_VAR = "SUBAGENT_BASH_SANDBOX"
+"""`1` (or `true`, `yes`): every agent's sandbox is `required`, with namespaces on top."""
+
+
+def _legacy(env: Mapping[str, str]) -> bool:
+    return env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes")
+
+
+OVERRIDE_VAR = "SUBAGENT_SANDBOX"
+"""`on`, `off` or `required` for every agent of the run (and its workers): `--sandbox`."""
+
+
+def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = None) -> SandboxMode:
+    """The mode a run uses: `--sandbox` over the agent's field; the legacy switch over both."""
+    env = os.environ if env is None else env
+    if _legacy(env):
+        return SandboxMode.REQUIRED
+    raw = env.get(OVERRIDE_VAR, "").strip()
+    if not raw:
+        return settings.mode
+    mode = parse_mode(raw)
+    if mode is None:
+        raise ConfigError(f"{OVERRIDE_VAR}={raw!r}: expected on, off or required")
+    return mode
+
+
+def unavailable_line(problem: str) -> str:
+    """What a run says, once, when it cannot confine its shell."""
+    return f"sandbox: unavailable ({problem})"
+
+
+class ShellSandbox:
+    """One session's confinement of the processes its built-in tools start."""
+
+    def __init__(
+        self,
+        settings: SandboxSettings | None,
+        *,
+        workspace: Path,
+        state_home: Path,
+        home: Path,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        # None: the agent omitted the field and no config default was applied (`on`).
+        self.settings = settings = settings or SandboxSettings()
+        self.mode = effective_mode(settings, env=env)
+        self.problem = None if self.mode is SandboxMode.OFF else mechanism_problem(env)
+        self.namespaces = _legacy(os.environ if env is None else env)
+        if self.problem is None and self.namespaces:
+            self.problem = namespaces_problem()
+        self._where = (workspace, state_home, home)
+        self._lock = threading.Lock()
+        self._spawner: ConfinedSpawner | None = None
+        self._tmp: Path | None = None
+
+    @property
+    def confined(self) -> bool:
+        """Whether commands run confined (the mode asks for it and the OS can)."""
+        return self.mode is not SandboxMode.OFF and self.problem is None
+
+    @property
+    def refuses(self) -> bool:
+        """Whether every command must be refused: `required`, and no mechanism."""
+        return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    def policy(self) -> SandboxPolicy:
+        """This session's policy (creates its private temporary directory)."""
+        workspace, state_home, home = self._where
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="subagent-tmp-"))
+        return build_policy(
+            self.settings, workspace=workspace, state_home=state_home, home=home, tmp=self._tmp
+        )
+
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The command's environment: its temporary directory is the private one, and so
+        are the caches (go, pip, npm... would fail writing theirs in the home)."""
+        if not self.confined:
+            return base
+        self.policy()
+        tmp = str(self._tmp)
+        caches = {"XDG_CACHE_HOME": f"{tmp}/.cache", "npm_config_cache": f"{tmp}/.npm"}
+        return {**base, **caches, "TMPDIR": tmp}
+
+    async def spawn(self, argv: list[str], **kwargs: Any) -> Any:
+        """Start `argv` confined, leading its own process group (kwargs as for Popen)."""
+        if sys.platform == "darwin" or self.namespaces:
+            from launcher.procs.group import spawn_group
+
+            wrapped = macos_argv if sys.platform == "darwin" else namespaces.wrap
+            return await spawn_group(wrapped(argv, self.policy()), **kwargs)
+        spawner = self._spawner
+        if spawner is None:
+            spawner = await anyio.to_thread.run_sync(self._start_spawner, argv)
+        popen = await spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
+        return ConfinedProcess(popen)
+
+    def _start_spawner(self, argv: list[str]) -> ConfinedSpawner:
+        with self._lock:
+            if self._spawner is None:
+                policy = self.policy()
+                if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
+                    # The command joins the session's cgroup before it runs: that one write.
+                    policy = policy.with_writable_file(Path(argv[3]))
+                self._spawner = ConfinedSpawner(policy)
+            return self._spawner
+
+    def close(self) -> None:
+        """End the confined thread and remove the private temporary directory."""
+        with self._lock:
+            spawner, self._spawner = self._spawner, None
+            tmp, self._tmp = self._tmp, None
+        if spawner is not None:
+            spawner.close()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+_said: set[str] = set()
+
+
+def check_start(
+    agent: str, settings: SandboxSettings, env: Mapping[str, str] | None = None
+) -> None:
+    """Before a session starts: RunError for a `required` sandbox the OS cannot give;
+    for `on`, the run says `sandbox: unavailable (reason)` once on stderr and goes on."""
+    from launcher.errors import RunError
+
+    env = os.environ if env is None else env
+    mode = effective_mode(settings, env=env)
+    problem = None if mode is SandboxMode.OFF else mechanism_problem(env)
+    if problem is None and _legacy(env):
+        problem = namespaces_problem()
+    if problem is None:
+        return
+    if mode is SandboxMode.REQUIRED:
+        raise RunError(f"agent '{agent}': {unavailable_line(problem)}, and its sandbox is required")
+    if problem not in _said:
+        _said.add(problem)
+        sys.stderr.write(f"subagent: {unavailable_line(problem)}; bash runs unconfined\n")
+
+
+def describe(settings: SandboxSettings, env: Mapping[str, str] | None = None) -> dict[str, object]:
+    """An agent's sandbox as `agents --json` shows it: the mode in force, and whether the
+    OS can give it (`unavailable`: the reason, or null)."""
+    mode = effective_mode(settings, env=env)
+    return {
+        "mode": str(mode),
+        "network": settings.network,
+        "deny_read": list(settings.deny_read),
+        "unavailable": None if mode is SandboxMode.OFF else mechanism_problem(env),
+    }

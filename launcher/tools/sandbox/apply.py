@@ -1,0 +1,99 @@
+"""The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
+
+Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
+seccomp filter (no sockets without network; never root's ways past Landlock) on the
+calling thread; every process that thread starts inherits both and can never shed
+them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
+
+`SUBAGENT_SANDBOX_MECHANISM=none` makes this machine look like one without a mechanism
+(to try `sandbox: required` and the "unavailable" path); `auto` (the default) probes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping
+
+from launcher.tools.sandbox.policy import SandboxPolicy
+
+MECHANISM_VAR = "SUBAGENT_SANDBOX_MECHANISM"
+"""`none`: behave as if the OS offered no sandbox; `auto` (default): probe."""
+
+_probed: dict[str, str | None] = {}
+
+
+def confine_current_thread(policy: SandboxPolicy) -> None:
+    """Confine the calling thread and all it will start; irreversible. OSError if refused."""
+    from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.seccomp import filter_thread
+
+    restrict_thread(policy)
+    filter_thread(policy.network)
+
+
+def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
+    """None when this machine can confine a command, else the reason (probed once)."""
+    env = os.environ if env is None else env
+    if env.get(MECHANISM_VAR, "auto").strip().lower() == "none":
+        return f"{MECHANISM_VAR}=none"
+    if sys.platform == "darwin":
+        return None if os.path.exists(SANDBOX_EXEC) else f"{SANDBOX_EXEC} is missing"
+    if not sys.platform.startswith("linux"):
+        return f"no sandbox mechanism on {sys.platform}"
+    if "linux" not in _probed:
+        _probed["linux"] = _probe_linux()
+    return _probed["linux"]
+
+
+def _probe_linux() -> str | None:
+    from launcher.tools.sandbox.landlock import MIN_ABI, abi_version
+    from launcher.tools.sandbox.seccomp import supported
+
+    abi = abi_version()
+    if abi < MIN_ABI:
+        return (
+            f"Landlock ABI {abi}, needs {MIN_ABI} (Linux 6.2+)"
+            if abi
+            else "Landlock is not enabled in this kernel, or a seccomp profile hides it"
+        )
+    arch = supported()
+    if arch is not None:
+        return arch
+    # The real thing on a throwaway thread: a container may refuse prctl or the filter.
+    failure: list[str] = []
+
+    def attempt() -> None:
+        try:
+            confine_current_thread(SandboxPolicy(deny_read=(), writable=()))
+        except OSError as exc:
+            failure.append(str(exc))
+
+    thread = threading.Thread(target=attempt, name="sandbox-probe", daemon=True)
+    thread.start()
+    thread.join()
+    return failure[0] if failure else None
+
+
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+
+
+def macos_profile(policy: SandboxPolicy) -> str:
+    """A Seatbelt profile for `sandbox-exec -p`: reads but the deny list, writes in the roots."""
+
+    def quoted(path: object) -> str:
+        return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
+    lines += [f"(allow file-write* (subpath {quoted(p)}))" for p in policy.writable]
+    lines += [f"(allow file-write* (literal {quoted(p)}))" for p in policy.writable_files]
+    lines += [f"(deny file-read* (subpath {quoted(p)}))" for p in policy.deny_read]
+    if not policy.network:
+        lines.append("(deny network*)")
+    return "\n".join(lines)
+
+
+def macos_argv(argv: list[str], policy: SandboxPolicy) -> list[str]:
+    """`argv` under sandbox-exec with the policy's profile (macOS; not tested here)."""
+    return [SANDBOX_EXEC, "-p", macos_profile(policy), *argv]

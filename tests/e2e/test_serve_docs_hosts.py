@@ -1,0 +1,130 @@
+"""Each host's set-up snippet in docs/serve.md, read in the host's own format, starts a serve
+that answers `tools/list` — with the environment the snippet gives it and little else."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import write_config
+
+pytestmark = pytest.mark.e2e
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
+PROJECT = "/path/to/project"
+STATE = "/path/to/state"
+LIMIT_S = 60.0
+"""Bounds each serve's start-up and first answers."""
+HOST_BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""What the SDK's stdio client passes a server besides its `env`: hosts do no better."""
+
+
+def blocks() -> list[tuple[str, str, str]]:
+    """(section heading, fence language, text) of every fenced block in the page."""
+    found, section, lang, lines = [], "", None, []
+    for line in DOC.read_text().splitlines():
+        if lang is None and line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("```") and lang is None:
+            lang, lines = line[3:].strip(), []
+        elif line.startswith("```"):
+            found.append((section, lang, "\n".join(lines)))
+            lang = None
+        elif lang is not None:
+            lines.append(line)
+    return found
+
+
+def launch(section: str, lang: str, text: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment a host would start serve with, from its snippet."""
+    if lang == "console":
+        words = shlex.split(text)
+        assert words[:3] == ["claude", "mcp", "add"], text
+        env = {}
+        for flag, value in itertools.pairwise(words):
+            if flag == "-e":
+                name, _, given = value.partition("=")
+                env[name] = given or "from-the-shell"
+        return words[words.index("--") + 1 :], env
+    if lang == "toml":
+        entry = tomllib.loads(text)["mcp_servers"]["subagent"]
+        assert entry["default_tools_approval_mode"] == "approve"
+        env = dict(entry.get("env", {}))
+        env.update(dict.fromkeys(entry.get("env_vars", []), "from-codex"))
+        return [entry["command"], *entry["args"]], env
+    data: dict[str, Any] = json.loads(text)
+    if "mcp" in data:  # opencode
+        entry = data["mcp"]["subagent"]
+        assert entry["type"] == "local"
+        return list(entry["command"]), dict(entry.get("environment", {}))
+    entry = data["mcpServers"]["subagent"]
+    return [entry["command"], *entry["args"]], dict(entry.get("env", {}))
+
+
+SNIPPETS = [b for b in blocks() if b[1] in ("console", "toml", "json")]
+
+
+def test_every_host_has_its_snippets() -> None:
+    sections = {(s, lang) for s, lang, _ in SNIPPETS}
+    assert {
+        ("Claude Code", "console"),
+        ("Claude Code", "json"),
+        ("Codex", "toml"),
+        ("Gemini CLI", "json"),
+        ("opencode", "json"),
+    } <= sections
+    for _, _, text in SNIPPETS:
+        assert "--config-dir" in text and "--workspace" in text and "SUBAGENT_HOME" in text
+
+
+@pytest.mark.parametrize(
+    ("section", "lang", "text"), SNIPPETS, ids=[f"{s}-{lang}" for s, lang, _ in SNIPPETS]
+)
+def test_the_snippet_starts_a_serve_that_answers_tools_list(
+    section: str, lang: str, text: str, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    write_config(
+        project / ".subagent",
+        {},
+        {"helper": "---\nname: helper\ndescription: Helps.\n---\nHelp.\n"},
+    )
+    argv, env = launch(section, lang, text)
+    assert argv[0] == "subagent"
+    argv = [str(Path(sys.executable).parent / "subagent"), *argv[1:]]
+    argv = [a.replace(PROJECT, str(project)) for a in argv]
+    env = {k: v.replace(STATE, str(tmp_path / "state")) for k, v in env.items()}
+    assert env.get("SUBAGENT_HOME") == str(tmp_path / "state")
+    host_env = {k: os.environ[k] for k in HOST_BASE_ENV if k in os.environ} | env
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "host", "version": "1"}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    wire = "".join(json.dumps(m) + "\n" for m in lines)
+    # Input ends after the requests: serve answers them, then ends as at a host's exit.
+    done = subprocess.run(
+        argv,
+        input=wire,
+        capture_output=True,
+        text=True,
+        env=host_env,
+        cwd=tmp_path,
+        timeout=LIMIT_S,
+    )
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert 2 in answers, done.stderr
+    tools = {t["name"]: t for t in answers[2]["result"]["tools"]}
+    assert "spawn_subagent" in tools
+    assert "helper" in tools["spawn_subagent"]["inputSchema"]["properties"]["agent"]["enum"]

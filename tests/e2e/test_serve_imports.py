@@ -1,0 +1,59 @@
+"""What a process imports: a plain `spawn` loads no part of serve's MCP face, and serve's early
+face (everything before its first answer) loads neither the SDK nor typer nor pydantic."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Subagent
+from tests.e2e.spawn_support import write_config
+from tests.e2e.test_cli_help_imports import _imported
+
+pytestmark = pytest.mark.e2e
+
+SERVE_FACE = ("launcher.backend.server", "launcher.backend.tasks", "launcher.backend.early")
+SERVE_FACE += ("launcher.backend.handover", "mcp.server")
+HEAVY = ("mcp", "mcp_types", "pydantic", "typer", "click", "anyio", "httpx", "rich")
+EARLY_PATH = (
+    "from launcher.cli.entry import main\n"
+    "from launcher.cli.serve import parse_fast, run_serve\n"
+    "from launcher.cli.loading import load\n"
+    "from launcher.config.discovery import load_config\n"
+    "from launcher.backend.early import EarlyAnswers, EarlyFace\n"
+)
+"""Everything `subagent serve` imports before its early face answers (cli/serve.py, run_serve)."""
+
+
+def _within(modules: set[str], rooms: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == r or m.startswith(r + ".") for r in rooms)}
+
+
+def test_a_plain_spawn_imports_nothing_of_serves_face(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(tmp_path / "cfg", {})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps:\n  - say: done\n")
+    args = ["spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
+    modules = _imported(args, subagent)
+    assert "launcher.agent" in modules  # it did run an agent
+    assert _within(modules, SERVE_FACE) == set()
+
+
+def test_serves_early_face_imports_nothing_heavy() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", EARLY_PATH],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "launcher.backend.early" in modules
+    assert _within(modules, HEAVY) == set()
