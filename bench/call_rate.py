@@ -1,11 +1,13 @@
-"""Benchmark 3: echo calls through McpConnection ÷ a bare SDK ClientSession (goal ≤ 1.05).
+"""Benchmark 3: echo calls through a session's tool entry ÷ a bare SDK ClientSession (≤ 1.05).
 
-The baseline is the SDK's lowest client, `ClientSession` over its own `stdio_client`, given
-the same per-call timeout McpConnection passes; the goal is on the client's CPU time per
-call (wall time moves with the server and the machine's other load). `mcp.Client` (the
-high-level client McpConnection is built on) is shown beside it: it was the baseline
-before and hid its own overhead. Only the call loop is timed (connect and shutdown are
-not). Servers: the SDK-free fast stub, and the SDK-based `mcp_servers.lazy` stub.
+Ours is the session's own path: one registry lookup, then the admitted entry's `run`
+(argument check, `McpConnection.call`, result finishing). The baseline is the SDK's
+lowest client, `ClientSession` over its own `stdio_client`, given the same per-call
+timeout McpConnection passes; the goal is on the client's CPU time per call (wall time
+moves with the server and the machine's other load). `mcp.Client` (the high-level client
+McpConnection is built on) is shown beside it: it was the baseline before and hid its
+own overhead. Only the call loop is timed (connect and shutdown are not). Servers: the
+SDK-free fast stub, and the SDK-based `mcp_servers.lazy` stub.
 """
 
 from __future__ import annotations
@@ -22,8 +24,12 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from launcher.bridge.connection import McpConnection
-from launcher.config.types import ServerSpec
-from launcher.toolset.types import ToolDef
+from launcher.config.types import AgentSpec, ServerSpec
+from launcher.secrets import SecretMask
+from launcher.session_tools import server_tools_sink
+from launcher.toolset.admission import admission
+from launcher.toolset.registry import ToolRegistry
+from launcher.toolset.scope import ToolScope
 
 TOOL_TIMEOUT_S = ServerSpec(name="default").tool_timeout
 """The per-call timeout McpConnection passes by default."""
@@ -55,25 +61,36 @@ async def timed_loop(call: Caller, calls: int) -> Times:
 
 
 async def via_connection(args: list[str], calls: int, root: Path) -> Times:
-    """The call loop through the launcher's McpConnection (its own transport and timeouts)."""
-
-    async def on_tools(_: list[ToolDef]) -> None:
-        return None
+    """The call loop as a session makes it: one registry lookup, then the entry's `run`
+    (argument check, McpConnection.call, result finishing) over the launcher's transport."""
 
     async def emit(_: object) -> None:
         return None
 
     spec = ServerSpec(name="bench", command="python", args=tuple(args))
-    conn = McpConnection(
-        spec, on_tools=on_tools, emit=emit, log_path=root / "bench.log", workspace=root
+    registry = ToolRegistry(gate=admission(ToolScope(AgentSpec(name="bench"))))
+    connections: dict[str, McpConnection] = {}
+    sink = server_tools_sink(
+        registry, spec, connections, mask=SecretMask(()), session_dir=root, emit=emit
     )
+    conn = McpConnection(
+        spec, on_tools=sink, emit=emit, log_path=root / "bench.log", workspace=root
+    )
+    connections[spec.name] = conn
+
+    async def call(tool: str, arguments: dict[str, Any]) -> Any:
+        entry = registry.admit(f"bench__{tool}")
+        if isinstance(entry, str):
+            raise RuntimeError(f"bench__{tool} is not admitted: {entry}")
+        return await entry.run(arguments)
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(conn.run)
         await conn.ready.wait()
         if conn.state != "connected":
             raise RuntimeError(f"connection {conn.state}: {conn.error}")
         try:
-            return await timed_loop(conn.call, calls)
+            return await timed_loop(call, calls)
         finally:
             conn.close()
 
@@ -124,14 +141,14 @@ def run(quick: bool = False) -> list[Result]:
             oc, bc = median([t[1] for t in ours]), median([t[1] for t in session])
             cc = median([t[1] for t in client])
             print(
-                f"{label}: {calls} calls, McpConnection {o:.2f} s ({calls / o:.0f}/s, "
+                f"{label}: {calls} calls, session entry {o:.2f} s ({calls / o:.0f}/s, "
                 f"cpu {oc:.2f} s), ClientSession {b:.2f} s ({calls / b:.0f}/s, cpu {bc:.2f} s), "
                 f"mcp.Client cpu {cc:.2f} s  (n={rounds})"
             )
             results.append(
                 Result(
                     "3 call rate",
-                    f"{calls} echo calls McpConnection ÷ bare ClientSession, client CPU ({label})",
+                    f"{calls} echo calls, session entry ÷ bare ClientSession, client CPU ({label})",
                     oc / bc,
                     1.05,
                     f"{oc * 1e6 / calls:.0f} vs {bc * 1e6 / calls:.0f} µs of client CPU a call",

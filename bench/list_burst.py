@@ -19,6 +19,7 @@ from _util import Result, bench_main, fast_stub_args, median, state_dir
 
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import AgentSpec, ServerSpec
+from launcher.toolset.admission import admission
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolDef, ToolResult
@@ -65,7 +66,7 @@ async def _wait(predicate: Callable[[], bool], limit_s: float) -> bool:
 
 async def measure(args: list[str], trigger: str, root: Path) -> Outcome:
     """Run one case; `trigger` is `call` (burst tool) or `init` (burst after initialized)."""
-    registry = ToolRegistry(gate=ToolScope(AgentSpec(name="bench")).gate)
+    registry = ToolRegistry(gate=admission(ToolScope(AgentSpec(name="bench"))))
     stamps: list[float] = []  # when each listing had been applied to the registry
 
     async def on_tools(defs: list[ToolDef]) -> None:
@@ -93,7 +94,7 @@ async def measure(args: list[str], trigger: str, root: Path) -> Outcome:
     async def plain_listing() -> float:
         seen = len(stamps)
         start = time.perf_counter()
-        conn.request_relist()
+        conn.follow.request()
         if not await _wait(lambda: len(stamps) > seen, SETTLE_LIMIT_S):
             raise RuntimeError("plain re-list never finished")
         return stamps[-1] - start

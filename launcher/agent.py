@@ -20,6 +20,7 @@ from launcher.events import (
     AgentStart,
     AssistantMessage,
     Event,
+    RunStatus,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -28,7 +29,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
-from launcher.toolset.types import ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import CALL_ID, ToolDef, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
@@ -41,7 +42,7 @@ class ToolHost(Protocol):
 
     def active(self) -> list[ToolEntry]: ...
 
-    def veto(self, name: str, offered: Collection[str], call_id: str) -> ToolEntry | str: ...
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str: ...
 
     async def emit(self, event: Event) -> None: ...
 
@@ -98,7 +99,7 @@ class AgentLoop:
         self.messages: list[Message] = []
         self.usage = RunUsage()
         self.turn = 0
-        self.status = "queued"
+        self.status = RunStatus.QUEUED
         self.result = ""
         self._steering: list[str] = []
         self._stop_scope: anyio.CancelScope | None = None
@@ -125,7 +126,7 @@ class AgentLoop:
         """Run to a final answer, the turn limit, an error or a stop. Call again to resume."""
         await self.host.emit(AgentStart(model=self.model.spec))
         await self._user(prompt, "prompt")
-        self.status = "running"
+        self.status = RunStatus.RUNNING
         turns_this_run = 0
         error: str | None = None
         with anyio.CancelScope() as scope:
@@ -139,19 +140,19 @@ class AgentLoop:
                     turns_this_run += 1
                     done = await self._turn(offer_tools=not wrap_up)
                     if wrap_up:
-                        self.status = "max_turns"
+                        self.status = RunStatus.MAX_TURNS
                         break
                     if done and not self._steering:
-                        self.status = "completed"
+                        self.status = RunStatus.COMPLETED
                         break
             except SubagentError as exc:
-                self.status, error = "error", str(exc)
+                self.status, error = RunStatus.ERROR, str(exc)
         self._stop_scope = None
         if self._failure is not None:
-            self.status, error = "error", self._failure
+            self.status, error = RunStatus.ERROR, self._failure
             self._stop_requested = False
         elif self._stop_requested:
-            self.status = "stopped"
+            self.status = RunStatus.STOPPED
             self._stop_requested = False  # a later resume runs again
         end = AgentEnd(
             status=self.status, result=self.result, usage=self.usage.as_dict(), error=error
@@ -245,6 +246,7 @@ class AgentLoop:
         offered = frozenset(origins)
 
         async def one(index: int, call: ToolCall) -> None:
+            CALL_ID.set(call.id)  # this call's own task: names a spilled result's file
             server, tool = origins.get(call.name, (None, None))
             await self.host.emit(
                 ToolCallEvent(
@@ -276,10 +278,10 @@ class AgentLoop:
                 tg.start_soon(one, index, call)
 
     async def _execute(self, call: ToolCall, offered: frozenset[str]) -> ToolResult:
-        """The call-time veto, then the call through the entry the veto answered with."""
+        """The call-time veto, then the entry the veto answered with runs (no second lookup)."""
         if self._stop_requested:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
-        entry = self.host.veto(call.name, offered, call.id)
+        entry = self.host.veto(call.name, offered)
         if isinstance(entry, str):
             return not_available(call.name)
         if not isinstance(call.arguments, dict):
@@ -287,10 +289,8 @@ class AgentLoop:
                 content=f"Arguments for {call.name} must be a JSON object.", is_error=True
             )
         try:
-            return await entry.call(call.arguments)
-        except (
-            Exception
-        ) as exc:  # a caller must not raise; if one does, the model still gets an answer
+            return await entry.run(call.arguments)
+        except Exception as exc:  # a caller must not raise; if one does, the model still answers
             return ToolResult(
                 content=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True
             )

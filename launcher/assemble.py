@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
-from launcher.config.lock import load_lock
+from launcher.config.lockfile import load_lock
 from launcher.config.types import AgentSpec, Config, ServerSpec
-from launcher.events import EventBus
+from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
 
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    import httpx2
 
     from launcher.agent import AgentLoop
     from launcher.session import Session
@@ -117,22 +117,22 @@ def assemble_session(
 def model_tls_context() -> ssl.SSLContext:
     """The trust store model clients verify with, loaded once a process: loading it costs
     ~70 ms, which a spare worker pays while it waits instead of in the spawn."""
-    import httpx
+    import httpx2
 
-    return httpx.create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
-def model_http_client() -> httpx.AsyncClient:
+def model_http_client() -> httpx2.AsyncClient:
     """The HTTP client every model of a run shares."""
-    import httpx
+    import httpx2
 
-    timeout = httpx.Timeout(
+    timeout = httpx2.Timeout(
         connect=MODEL_HTTP_CONNECT_S,
         read=MODEL_HTTP_READ_S,
         write=MODEL_HTTP_WRITE_S,
         pool=MODEL_HTTP_CONNECT_S,
     )
-    return httpx.AsyncClient(timeout=timeout, verify=model_tls_context())
+    return httpx2.AsyncClient(timeout=timeout, verify=model_tls_context())
 
 
 async def run_agent(
@@ -145,7 +145,7 @@ async def run_agent(
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
-) -> str:
+) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
@@ -173,7 +173,7 @@ async def run_agent(
         if on_loop is not None:
             on_loop(loop)
 
-        async def body(s: Session) -> str:
+        async def body(s: Session) -> RunStatus:
             if before is not None:
                 await before(s)
             end = await loop.run(prompt)

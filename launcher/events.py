@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
@@ -19,6 +20,47 @@ from launcher.secrets import UNMASKED
 
 READ_BACK = {UNMASKED: True}
 """Field metadata: an id, name, path or spec the program reads back, so never masked."""
+
+
+class RunStatus(StrEnum):
+    """A run's status, wherever one is reported: `agent_end`, serve, batch, check, the store.
+
+    A StrEnum: it is its value in JSON, SQLite and f-strings, so every shape stays the same.
+    """
+
+    COMPLETED = "completed"
+    ERROR = "error"
+    MAX_TURNS = "max_turns"
+    STOPPED = "stopped"
+    QUEUED = "queued"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    """The store's word for a run left `running` by a process that is gone."""
+    ENDED = "ended"
+    """The store's word for a session that ran no agent (`tools`, a check without `run`)."""
+
+    @property
+    def final(self) -> bool:
+        """An `agent_end` status: the run ended and never leaves it."""
+        return self in (
+            RunStatus.COMPLETED,
+            RunStatus.ERROR,
+            RunStatus.MAX_TURNS,
+            RunStatus.STOPPED,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """The run did what it was asked (`spawn` exits 0, a batch task is done)."""
+        return self is RunStatus.COMPLETED
+
+    @classmethod
+    def of(cls, value: object) -> RunStatus:
+        """The status a peer reported (a worker's line, a results file); unknown: `error`."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.ERROR
 
 
 @dataclass(kw_only=True)
@@ -154,7 +196,7 @@ class AgentEnd(Event):
     """The agent finished: `completed`, `error`, `max_turns` or `stopped`."""
 
     type: ClassVar[str] = "agent_end"
-    status: str
+    status: RunStatus
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     error: str | None = None

@@ -7,9 +7,7 @@ and on the way out, however it leaves, closes every connection and process.
 
 from __future__ import annotations
 
-import dataclasses
-import io
-import logging
+import functools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +17,9 @@ import anyio
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import REPORTED, ServerPhase
-from launcher.config.lock import AgentPin, lock_reason
-from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
+from launcher.bridge.sdk_logs import session_sdk_log
+from launcher.config.lockfile import AgentPin, lock_reason
+from launcher.config.types import AgentSpec, ServerSpec
 from launcher.errors import ServerError
 from launcher.events import (
     Event,
@@ -31,13 +30,14 @@ from launcher.events import (
     ToolsChanged,
     jsonl_file_sink,
 )
-from launcher.secrets import LiveMask, SecretMask, process_secrets
-from launcher.state import new_session_id, private_dir, private_opener
-from launcher.store.spill import fit_result, results_dir
+from launcher.secrets import LiveMask, process_secrets
+from launcher.session_tools import local_entries, server_tools_sink
+from launcher.state import new_session_id, private_dir
+from launcher.toolset.admission import admission, server_config
 from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import ToolEntry
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
@@ -59,15 +59,11 @@ sweep, exit reap), which is shielded and so completes even when cancelled.
 class ServerStatus:
     """A configured server's state as `subagent tools --json` reports it."""
 
-    state: str
+    state: ServerPhase
     tools: int = 0
     error: str | None = None
     info: dict[str, str | None] | None = field(default=None, compare=False)
     """The server's own name and version (initialize `serverInfo`), once connected."""
-
-
-SERVER_CONFIG = "off in the server's config"
-"""Muted reason of a tool its server's own config turns off (`disabled_tools`, ...)."""
 
 
 class Session:
@@ -86,8 +82,10 @@ class Session:
         home: Path | None = None,
         delegate: Delegate | None = None,
         pin: AgentPin | None = None,
+        close_grace_s: float = CLOSE_GRACE_S,
     ) -> None:
         self.agent = agent
+        self.close_grace_s = close_grace_s
         # The agent's pin in the lock: server tools that do not match it are muted.
         self.pin = pin
         self.servers = dict(servers)
@@ -107,9 +105,10 @@ class Session:
         self.scope = ToolScope(agent, self.ext)
         # Config order decides colliding names: every configured server, started or not,
         # so a tool's exposed name depends on mcp.json alone, not on the agent or timing.
-        self.registry = ToolRegistry(
-            gate=self._gate, order=tuple(self.servers), naming=naming_for(agent.dialect)
-        )
+        lock = functools.partial(lock_reason, pin) if pin is not None else None
+        gate = admission(self.scope, lock, source=server_config(self.servers))
+        naming = naming_for(agent.dialect)
+        self.registry = ToolRegistry(gate=gate, order=tuple(self.servers), naming=naming)
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -134,47 +133,21 @@ class Session:
 
     def active(self) -> list[ToolEntry]:
         """The tools in scope right now: what the model is offered at the next turn."""
-        return self.scope.active(self.registry.entries())
+        return self.registry.entries()
 
     def muted(self) -> list[tuple[ToolEntry, str]]:
         """Every announced server tool that is not active, with its reason."""
-        return self.scope.muted(self.registry)
+        return self.registry.muted()
 
-    def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
-        """The call-time veto: the entry to call, or why `name` is refused.
+    def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
+        """The call-time veto: the entry to run, or why `name` is refused.
 
-        Refused unless the turn offered `name` and it is in scope now: a tool that
+        Refused unless the turn offered `name` and it is admitted now: a tool that
         registered (or changed scope) mid-turn waits for the next turn's snapshot.
-        The entry's results are masked, and a server's result over its `max_result_bytes`
-        is kept whole in `results/CALL.txt` (`call_id` names the file).
         """
         if name not in offered:
             return "not offered this turn"
-        entry = self.scope.admit(name, self.registry)
-        if isinstance(entry, str):
-            return entry
-        spec = self.servers.get(entry.source) if entry.server is not None else None
-        limit = spec.max_result_bytes if spec is not None else None
-        if not self.mask and limit is None:
-            return entry
-        return dataclasses.replace(entry, call=self._finished(entry.call, limit, call_id))
-
-    def _finished(self, call: ToolCaller, limit: int | None, call_id: str) -> ToolCaller:
-        # A result never carries a known secret: not to the model, the events, stdout or
-        # the spilled file; what is over the limit is kept, not dropped.
-        async def finished(arguments: dict) -> ToolResult:
-            result = await call(arguments)
-            if self.mask:
-                result.content = self.mask.text(result.content)
-                if result.structured is not None:
-                    result.structured = self.mask.value(result.structured)
-            if limit is not None:
-                result.content = await anyio.to_thread.run_sync(
-                    fit_result, result.content, limit, results_dir(self.dir), call_id or "result"
-                )
-            return result
-
-        return finished
+        return self.registry.admit(name)
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.
@@ -189,7 +162,7 @@ class Session:
                 out[name] = ServerStatus(ServerPhase.NOT_STARTED)
                 continue
             # A server still `starting` has not made the ready barrier: it did not start.
-            state = last.state if last.state in REPORTED else ServerPhase.FAILED
+            state = ServerPhase(last.state) if last.state in REPORTED else ServerPhase.FAILED
             count = len(self._server_tools.get(name, ()))
             out[name] = ServerStatus(state, count, last.error, self._server_info.get(name))
         return out
@@ -204,41 +177,41 @@ class Session:
         """Start, wait for the ready barrier, run `body`, and always close."""
         to_start = self.scope.servers_to_start(self.servers)
         private_dir(self.dir, self.state_home)
-        sdk_log = self._route_sdk_logging()
         failure: Exception | None = None
         try:
-            await self.emit(
-                SessionStart(
-                    agent=self.agent.name,
-                    session_id=self.id,
-                    servers=list(to_start),
-                    log_dir=str(self.dir),
+            with session_sdk_log(self.dir / "sdk.log", self.mask):
+                await self.emit(
+                    SessionStart(
+                        agent=self.agent.name,
+                        session_id=self.id,
+                        servers=list(to_start),
+                        log_dir=str(self.dir),
+                    )
                 )
-            )
-            self._register_local_tools()
-            outcome: list[T] = []
-            async with anyio.create_task_group() as tg:
-                try:
-                    if to_start:
-                        self._start_servers(tg, to_start)
-                        with anyio.CancelScope() as self._barrier:
-                            if self._start_aborted:
-                                self._barrier.cancel()
-                            await self.ready()
-                    if not self._start_aborted:
-                        self._check_required()
-                        self._serving = True
-                    outcome.append(await body(self))
-                except Exception as exc:
-                    # Raised after the task group: from inside, it would leave wrapped in an
-                    # ExceptionGroup and the CLI could not map it to an exit status.
-                    failure = exc
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self.close()
-                    # Past the grace period: a connection still running (an HTTP server that
-                    # hangs on shutdown) would hold the task group open for ever.
-                    tg.cancel_scope.cancel()
+                self._register_local_tools()
+                outcome: list[T] = []
+                async with anyio.create_task_group() as tg:
+                    try:
+                        if to_start:
+                            self._start_servers(tg, to_start)
+                            with anyio.CancelScope() as self._barrier:
+                                if self._start_aborted:
+                                    self._barrier.cancel()
+                                await self.ready()
+                        if not self._start_aborted:
+                            self._check_required()
+                            self._serving = True
+                        outcome.append(await body(self))
+                    except Exception as exc:
+                        # Raised after the task group: from inside, it would leave wrapped in
+                        # an ExceptionGroup and the CLI could not map it to an exit status.
+                        failure = exc
+                    finally:
+                        with anyio.CancelScope(shield=True):
+                            await self.close()
+                        # Past the grace period: a connection still running (an HTTP server
+                        # that hangs on shutdown) would hold the task group open for ever.
+                        tg.cancel_scope.cancel()
             if failure is not None:
                 raise failure
             return outcome[0]
@@ -247,8 +220,6 @@ class Session:
                 await anyio.to_thread.run_sync(self._watchdog.close)
                 if self._sandbox is not None:
                     self._sandbox.close()
-                logging.getLogger("mcp").removeHandler(sdk_log)
-                sdk_log.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
 
     def abort_start(self) -> None:
@@ -269,23 +240,11 @@ class Session:
         self._closed = True
         for conn in self.connections.values():
             conn.close()
-        with anyio.move_on_after(CLOSE_GRACE_S):
+        with anyio.move_on_after(self.close_grace_s):
             for conn in self.connections.values():
                 await conn.done.wait()
 
     # ---- internals ---------------------------------------------------------------------
-
-    def _gate(self, entry: ToolEntry) -> str | None:
-        # A tool its source marked unusable is rejected whatever the scope says.
-        reason = entry.problem or self.scope.gate(entry)
-        server = self.servers.get(entry.server) if entry.server is not None else None
-        if reason is None and server is not None and not server.offers(entry.tool):
-            reason = SERVER_CONFIG  # Codex's disabled_tools / enabled_tools, Gemini's
-        if reason is not None or self.pin is None:
-            return reason
-        # The lock judges only what the scope would offer: an unselected tool keeps
-        # `not selected` (it was never pinned, and `not in lock` would mislead).
-        return None if self.scope.selects(entry) else lock_reason(self.pin, entry)
 
     def on_required_lost(self, callback: Callable[[str], None]) -> None:
         """Call `callback(reason)` if a required server fails after the ready barrier."""
@@ -303,26 +262,17 @@ class Session:
             tools.update(event.added)
 
     def _register_local_tools(self) -> None:
-        from launcher.tools import builtin_entries, memory_entries
-        from launcher.tools.delegate import delegate_entry
-        from launcher.tools.sandbox import ShellSandbox
-
-        wanted = self.scope.builtin_names()
-        names = [n for n in wanted if not n.startswith("memory_") and n != DELEGATE_TOOL]
-        self._sandbox = ShellSandbox(
-            self.agent.sandbox, workspace=self.workspace, state_home=self.state_home, home=self.home
+        entries, self._sandbox = local_entries(
+            self.agent,
+            self.scope.builtin_names(),
+            workspace=self.workspace,
+            home=self.home,
+            state_home=self.state_home,
+            session_dir=self.dir,
+            mask=self.mask,
+            guard=self._watchdog,
+            delegate=self._delegate,
         )
-        entries = builtin_entries(
-            self.workspace,
-            names,
-            group_guard=self._watchdog,
-            results=results_dir(self.dir),
-            sandbox=self._sandbox,
-        )
-        if DELEGATE_TOOL in wanted:
-            entries.append(delegate_entry(self.agent.allowed_subagents, self._delegate))
-        if self.agent.memory is not None:
-            entries += memory_entries(self.agent.name, self.agent.memory, self.workspace, self.home)
         self.registry.add_local(entries)
 
     def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
@@ -330,9 +280,17 @@ class Session:
 
         for name in names:
             spec = self.servers[name]
+            sink = server_tools_sink(
+                self.registry,
+                spec,
+                self.connections,
+                mask=self.mask,
+                session_dir=self.dir,
+                emit=self.emit,
+            )
             conn = McpConnection(
                 spec,
-                on_tools=self._tools_sink(name),
+                on_tools=sink,
                 emit=self.emit,
                 log_path=self.dir / "servers" / f"{name}.log",
                 workspace=self.workspace,
@@ -341,37 +299,6 @@ class Session:
             )
             self.connections[name] = conn
             tg.start_soon(conn.run, name=f"mcp:{name}")
-
-    def _tools_sink(self, server: str) -> Callable[[list[ToolDef]], Awaitable[None]]:
-        async def sink(defs: list[ToolDef]) -> None:
-            conn = self.connections[server]
-            if defs:
-                change = self.registry.set_server_tools(server, defs, self._caller_factory(conn))
-            else:
-                change = self.registry.remove_server(server)
-            if change.added or change.removed or change.changed:
-                await self.emit(
-                    ToolsChanged(
-                        source=server,
-                        added=list(change.added),
-                        removed=list(change.removed),
-                        changed=list(change.changed),
-                    )
-                )
-
-        return sink
-
-    @staticmethod
-    def _caller_factory(
-        conn: McpConnection,
-    ) -> Callable[[str], Callable[..., Awaitable[ToolResult]]]:
-        def make(tool: str) -> Callable[..., Awaitable[ToolResult]]:
-            async def call(arguments: dict) -> ToolResult:
-                return await conn.call(tool, arguments)
-
-            return call
-
-        return make
 
     def _check_lost(self, event: ServerState) -> None:
         spec = self.servers.get(event.server)
@@ -387,32 +314,3 @@ class Session:
                 if status.state != ServerPhase.CONNECTED:
                     reason = status.error or status.state
                     raise ServerError(name, f"required server failed: {reason}")
-
-    def _route_sdk_logging(self) -> logging.Handler:
-        """The SDK logs protocol noise (junk lines, tracebacks): keep it in the session log."""
-        handler = _PrivateFileHandler(self.dir / "sdk.log", delay=True)
-        handler.setFormatter(_MaskingFormatter(self.mask))
-        logger = logging.getLogger("mcp")
-        logger.addHandler(handler)
-        logger.propagate = False
-        return handler
-
-
-class _PrivateFileHandler(logging.FileHandler):
-    """A log file made 0600, like everything under SUBAGENT_HOME."""
-
-    def _open(self) -> io.TextIOWrapper:
-        stream = open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
-        assert isinstance(stream, io.TextIOWrapper)  # text mode: FileHandler writes str
-        return stream
-
-
-class _MaskingFormatter(logging.Formatter):
-    """SDK log lines (tracebacks included) with every known secret masked."""
-
-    def __init__(self, mask: SecretMask) -> None:
-        super().__init__()
-        self._mask = mask
-
-    def format(self, record: logging.LogRecord) -> str:
-        return self._mask.text(super().format(record))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh machine: a project venv with subagent and its test tools.
-# `--interop` also installs the real reference MCP servers and the conformance suite.
+# `--interop` also installs the real reference MCP servers, the conformance suite and the
+# docs builder (mkdocs, pinned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,4 +12,6 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 if [ "${1:-}" = "--interop" ] && [ -f .ci/install-interop.sh ]; then
   PATH="$PWD/.venv/bin:$PATH" bash .ci/install-interop.sh
+  # The manual's builder (mkdocs build --strict in .ci/run), pinned in the `docs` extra.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 fi

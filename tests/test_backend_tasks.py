@@ -10,7 +10,6 @@ import pytest
 from mcp import MCPError
 from mcp_types import INVALID_PARAMS
 
-from launcher.backend import pool
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.protocol import Job
 from launcher.backend.tasks.store import (
@@ -23,6 +22,7 @@ from launcher.backend.tasks.store import (
 )
 from launcher.backend.tasks.v2025_11_25 import status_v1, task_v1
 from launcher.backend.tasks.v2026_07_28 import status_v2
+from launcher.events import RunStatus
 
 
 def test_ttl_is_defaulted_and_capped() -> None:
@@ -48,7 +48,7 @@ def test_an_ended_run_maps_to_each_eras_status(status: str, v1: str, v2: str) ->
     assert (status_v1(entry), status_v2(entry)) == (v1, v2)
 
 
-def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path) -> SubagentManager:
+def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path, **bounds: int) -> SubagentManager:
     return SubagentManager(
         tg,
         config_dir=None,
@@ -57,6 +57,7 @@ def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path) -> SubagentManager:
         default_model=None,
         max_concurrent=1,
         spare_workers=0,  # bookkeeping only: no worker process
+        **bounds,
     )
 
 
@@ -118,11 +119,9 @@ async def test_list_pages_and_rejects_a_foreign_cursor(tmp_path: Path) -> None:
         tg.cancel_scope.cancel()
 
 
-def test_expired_ids_are_remembered_up_to_a_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pool, "EXPIRED_MEMORY", 3)
-    manager = _manager(None, tmp_path)  # type: ignore[arg-type]  # forget needs no task group
+def test_expired_ids_are_remembered_up_to_a_bound(tmp_path: Path) -> None:
+    # forget needs no task group
+    manager = _manager(None, tmp_path, expired_memory=3)  # type: ignore[arg-type]
     for n in range(5):
         manager.forget(f"sa-{n}")
     assert list(manager.expired) == ["sa-2", "sa-3", "sa-4"]
@@ -147,7 +146,7 @@ async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_
 
             async def final_answer_first(target: SubAgent) -> None:
                 # The worker's final answer arrives before the stop reaches it.
-                target.status, target.result = "completed", "done anyway"
+                target.status, target.result = RunStatus.COMPLETED, "done anyway"
                 target.done.set()
 
             manager.stop = final_answer_first  # type: ignore[method-assign]
@@ -166,14 +165,13 @@ class _InstantWorkers(SubagentManager):
     """Workers that answer at once: the manager's retention is under test, not the worker."""
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
-        entry.status, entry.result = "completed", f"answer of {entry.id}"
+        entry.status, entry.result = RunStatus.COMPLETED, f"answer of {entry.id}"
 
 
 @pytest.mark.anyio
 async def test_ended_plain_subagents_are_kept_up_to_a_bound_and_tasks_by_their_ttl(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(pool, "KEEP_ENDED", 2)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             manager = _InstantWorkers(
@@ -184,6 +182,7 @@ async def test_ended_plain_subagents_are_kept_up_to_a_bound_and_tasks_by_their_t
                 default_model=None,
                 max_concurrent=1,
                 spare_workers=0,
+                keep_ended=2,
             )
             store = TaskStore(manager, tg)
 

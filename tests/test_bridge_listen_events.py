@@ -61,8 +61,8 @@ async def _relist_requested(tmp_path: Path, events: list[Any]) -> bool:
     )
     conn.close()  # the stream's end is then final: no re-open
     with anyio.fail_after(LIMIT_S):
-        await conn._listener(OneStreamClient(events))  # type: ignore[arg-type]
-    return conn._relister.pending
+        await conn.follow.listen(OneStreamClient(events))  # type: ignore[arg-type]
+    return conn.follow.pending
 
 
 async def test_tools_list_changed_subclass_schedules_relist(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import httpx
+import httpx2
 import pytest
 
 from launcher.auth.tokens import TokenStore
@@ -21,8 +21,8 @@ WAIT_S = 10.0
 """Bounds each wait for the receiver; it answers at once."""
 
 
-async def fetch(url: str) -> httpx.Response:
-    async with httpx.AsyncClient(timeout=WAIT_S) as client:
+async def fetch(url: str) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=WAIT_S) as client:
         return await client.get(url)
 
 
@@ -106,7 +106,7 @@ async def test_port_is_released_after_the_login() -> None:
     async with anyio.create_task_group() as tg:
         await receiver.start(tg)
         tg.cancel_scope.cancel()
-    with pytest.raises(httpx.ConnectError):
+    with pytest.raises(httpx2.ConnectError):
         await fetch(receiver.redirect_uri)
 
 

@@ -10,8 +10,8 @@ import anyio
 import mcp_types as types
 import pytest
 
-import launcher.bridge.connection as connection
-from launcher.bridge.connection import RELIST_ATTEMPTS, McpConnection
+from launcher.bridge.connection import McpConnection
+from launcher.bridge.follow import RELIST_ATTEMPTS
 from launcher.config.types import ServerSpec
 from launcher.events import Event
 from launcher.toolset.types import ToolDef
@@ -43,18 +43,15 @@ def _connection(tmp_path: Path, listed: list[list[ToolDef]]) -> McpConnection:
     async def emit(event: Event) -> None:
         pass
 
-    return McpConnection(
+    conn = McpConnection(
         ServerSpec(name="s", command="true"),
         on_tools=on_tools,
         emit=emit,
         log_path=tmp_path / "s.log",
         workspace=tmp_path,
     )
-
-
-@pytest.fixture(autouse=True)
-def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(connection, "RELIST_BACKOFF_S", 0.01)
+    conn.follow.backoff_s = 0.01
+    return conn
 
 
 async def test_failed_relist_is_retried_until_the_late_tool_arrives(tmp_path: Path) -> None:
@@ -63,7 +60,7 @@ async def test_failed_relist_is_retried_until_the_late_tool_arrives(tmp_path: Pa
     client = FlakyClient(failures=RELIST_ATTEMPTS - 1)
 
     with anyio.fail_after(LIMIT_S):
-        await conn._refresh(client)  # type: ignore[arg-type]
+        await conn.follow.refresh(client)  # type: ignore[arg-type]
 
     assert client.calls == RELIST_ATTEMPTS
     assert [[d.name for d in defs] for defs in listed] == [["late"]]
@@ -75,7 +72,7 @@ async def test_relist_that_keeps_failing_gives_up_after_bounded_attempts(tmp_pat
     client = FlakyClient(failures=100)
 
     with anyio.fail_after(LIMIT_S):
-        await conn._refresh(client)  # type: ignore[arg-type]
+        await conn.follow.refresh(client)  # type: ignore[arg-type]
 
     assert client.calls == RELIST_ATTEMPTS
     assert listed == []

@@ -55,10 +55,15 @@ class HangingConnection:
 async def test_connection_still_running_after_grace_is_cancelled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(launcher.session, "CLOSE_GRACE_S", GRACE_S)
     monkeypatch.setattr(launcher.bridge.connection, "McpConnection", HangingConnection)
     spec = ServerSpec(name="stuck", type="http", url="http://127.0.0.1:9/mcp")
-    session = Session(AgentSpec(name="t"), {"stuck": spec}, workspace=tmp_path, state_home=tmp_path)
+    session = Session(
+        AgentSpec(name="t"),
+        {"stuck": spec},
+        workspace=tmp_path,
+        state_home=tmp_path,
+        close_grace_s=GRACE_S,
+    )
 
     async def body(s: Session) -> str:
         return "done"

@@ -13,17 +13,18 @@ FRESH_PROCESS = """
 import json, sys, tempfile, pathlib
 import anyio
 import launcher.bridge.connection as connection
+import launcher.bridge.transport as transport
 from launcher.config.types import ServerSpec
 
 imported_early = "mcp" in sys.modules
 sdk_at_spawn = []
-real_spawn = connection.spawn_server
+real_spawn = transport.spawn_server
 
 async def spy(*args, **kwargs):
     sdk_at_spawn.append("mcp" in sys.modules)
     return await real_spawn(*args, **kwargs)
 
-connection.spawn_server = spy
+transport.spawn_server = spy
 
 async def main():
     async def ignore(_):

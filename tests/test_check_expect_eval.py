@@ -79,3 +79,17 @@ def test_each_run_kind_passes_and_fails_naming_itself() -> None:
 def test_tool_errors_list_also_fails_on_an_unexpected_error() -> None:
     failures = evaluate_run(run(tool_errors=()), RECORD)
     assert failures == ["run.tool_errors: unexpected error from lazy__early"]
+
+
+def test_tool_patterns_match_as_the_scope_selectors_do() -> None:
+    # `x[1]` as a bare fnmatch glob means only `x1`; an agent's selectors also match the
+    # name spelled exactly, and `check` now uses that one matcher (issue 22.1).
+    odd = entry("s__x_1_", "s", "x[1]")
+    surface = Surface(active=[odd], servers={"s": "connected"}, prompt="")
+    for pattern in ("ext:s/x[1]", "s__x[1]", "ext:s", "s__*", "*__*"):
+        expect = Expectations(tools_present=(pattern,))
+        assert evaluate_surface(expect, surface) == [], pattern
+    # The scope's rule for `SERVER__TOOL`: split at a `__`, never one glob over the
+    # joined name, so `s__*` is not the tool `x` of a server named `s_` (exposed `s___x`).
+    other = Surface(active=[entry("s___x", "s_", "x")], servers={}, prompt="")
+    assert evaluate_surface(Expectations(tools_absent=("s__*",)), other) == []

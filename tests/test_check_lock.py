@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.check.lock import (
+from launcher.check.pins import (
     CHANGED_SINCE_LOCK,
     NOT_IN_LOCK,
     AgentPin,
@@ -19,7 +19,7 @@ from launcher.check.lock import (
     load_lock,
     write_lock,
 )
-from launcher.config.lock import lock_path, lock_reason, pin_entry, schema_hash
+from launcher.config.lockfile import lock_path, lock_reason, pin_entry, schema_hash
 from launcher.errors import ConfigError
 from launcher.toolset.types import ToolEntry, ToolResult
 

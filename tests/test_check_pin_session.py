@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from launcher.check.lock import AgentPin, diff, pin_session, session_drift
+from launcher.check.pins import AgentPin, diff, pin_session, session_drift
 from launcher.config.selectors import parse_selector
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.session import Session

@@ -10,6 +10,7 @@ from launcher.config.agents import parse_agent_text
 from launcher.config.dialect_pi import PI
 from launcher.config.types import AgentSpec
 from launcher.errors import ConfigError
+from launcher.toolset.admission import admission
 from launcher.toolset.scope import DISALLOWED, ToolScope
 from launcher.toolset.types import ToolEntry, ToolResult
 
@@ -30,14 +31,14 @@ def test_a_bare_name_in_disallowed_tools_denies_that_tool_on_every_server() -> N
     scope = ToolScope(pi("tools: '*, ext:alpha'\ndisallowed_tools: alpha_write, bash"))
     assert scope.gate(tool("alpha", "alpha_write")) == DISALLOWED
     assert scope.gate(tool("beta", "alpha_write")) == DISALLOWED
-    assert scope.reason(tool("alpha", "alpha_read")) is None
+    assert admission(scope)(tool("alpha", "alpha_read")) is None
     assert "bash" not in scope.builtin_names()
 
 
 def test_exclude_extensions_beats_an_ext_selector_and_the_server_never_starts() -> None:
     spec = pi("extensions: alpha, beta\nexclude_extensions: beta\ntools: '*, ext:beta'")
     scope = ToolScope(spec)
-    assert scope.reason(tool("beta", "beta_tool")) == DISALLOWED
+    assert admission(scope)(tool("beta", "beta_tool")) == DISALLOWED
     servers = {"alpha": object(), "beta": object()}
     assert scope.servers_to_start(servers) == []  # type: ignore[arg-type]
 

@@ -13,6 +13,7 @@ from launcher.config.servers import parse_servers_text
 from launcher.config.types import AgentSpec
 from launcher.errors import ConfigError
 from launcher.models.scripted import load_script
+from launcher.toolset.admission import admission
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolDef, ToolResult
@@ -88,8 +89,8 @@ async def _call(args: dict) -> ToolResult:
 @pytest.mark.parametrize("tool", ["Spawn_Subagent", " spawn_subagent", "LIST_AGENTS\t"])
 def test_orchestration_muting_is_case_insensitive_and_trimmed(tool: str) -> None:
     scope = ToolScope(AgentSpec(name="t"))
-    registry = ToolRegistry(gate=scope.gate)
+    registry = ToolRegistry(gate=admission(scope))
     registry.set_server_tools("S", [ToolDef(tool), ToolDef("fine")], lambda name: _call)
-    reasons = {entry.tool: reason for entry, reason in scope.muted(registry)}
+    reasons = {entry.tool: reason for entry, reason in registry.muted()}
     assert reasons == {tool: "orchestration"}
-    assert [e.tool for e in scope.active(registry.entries()) if e.server] == ["fine"]
+    assert [e.tool for e in registry.entries() if e.server] == ["fine"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from launcher.errors import ConfigError, ModelError, UsageError
@@ -55,7 +55,7 @@ def test_bad_script_fails_at_creation(tmp_path: Path) -> None:
 
 def test_openai_base_url_argument_beats_env() -> None:
     env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "https://env.example/v1"}
-    http = httpx.AsyncClient()
+    http = httpx2.AsyncClient()
     model = create_model("openai:gpt", http=http, env=env, base_url="https://arg.example/v1")
     assert isinstance(model, OpenAIModel)
     assert model.base_url == "https://arg.example/v1"

@@ -13,9 +13,16 @@ from launcher.config.types import (
     Selector,
     ServerSpec,
 )
+from launcher.toolset.admission import admission
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry, ToolResult
+
+
+def admitted(registry: ToolRegistry, name: str) -> bool:
+    """Whether the call-time veto admits `name` now (one lookup in the registry)."""
+    return not isinstance(registry.admit(name), str)
+
 
 SERVERS = {name: ServerSpec(name, command="true") for name in ("S", "T", "U")}
 
@@ -51,7 +58,7 @@ def agent(**fields: Any) -> AgentSpec:
 
 def start(scope: ToolScope) -> ToolRegistry:
     """A registry as a session builds it: scope gate, every local tool offered."""
-    registry = ToolRegistry(gate=scope.gate)
+    registry = ToolRegistry(gate=admission(scope))
     registry.add_local(
         ToolEntry(n, "builtin", n, "", {"type": "object"}, _call) for n in BUILTIN_TOOLS
     )
@@ -66,11 +73,11 @@ def register(registry: ToolRegistry, server: str, *tools: str) -> None:
 
 
 def active(scope: ToolScope, registry: ToolRegistry) -> list[str]:
-    return [e.name for e in scope.active(registry.entries()) if e.server is not None]
+    return [e.name for e in registry.entries() if e.server is not None]
 
 
 def muted(scope: ToolScope, registry: ToolRegistry) -> dict[str, str]:
-    return {e.name: reason for e, reason in scope.muted(registry)}
+    return {e.name: reason for e, reason in registry.muted()}
 
 
 # -- no ext: selector ---------------------------------------------------------
@@ -81,7 +88,7 @@ def test_tool_at_connect_without_ext_selector_is_active() -> None:
     registry = start(scope)
     register(registry, "S", "x")
     assert active(scope, registry) == ["S__x"]
-    assert scope.allows("S__x", registry)
+    assert admitted(registry, "S__x")
     assert scope.servers_to_start(SERVERS) == ["S", "T", "U"]
 
 
@@ -89,10 +96,10 @@ def test_late_tool_without_ext_selector_becomes_active() -> None:
     scope = ToolScope(agent())
     registry = start(scope)
     register(registry, "S")
-    assert not scope.allows("S__late", registry)
+    assert not admitted(registry, "S__late")
     register(registry, "S", "late")
     assert active(scope, registry) == ["S__late"]
-    assert scope.allows("S__late", registry)
+    assert admitted(registry, "S__late")
 
 
 # -- ext:S selects its server --------------------------------------------------
@@ -109,19 +116,19 @@ def test_late_tool_under_selected_ext_becomes_active() -> None:
     scope = ToolScope(agent(tools=(ext("S"),)))
     registry = start(scope)
     register(registry, "S", "x")
-    assert not scope.allows("S__late", registry)
+    assert not admitted(registry, "S__late")
     register(registry, "S", "x", "late")
     assert active(scope, registry) == ["S__x", "S__late"]
-    assert scope.allows("S__late", registry)
+    assert admitted(registry, "S__late")
 
 
 def test_removed_tool_is_vetoed_after_it_leaves() -> None:
     scope = ToolScope(agent(tools=(ext("S"),)))
     registry = start(scope)
     register(registry, "S", "x")
-    assert scope.allows("S__x", registry)
+    assert admitted(registry, "S__x")
     register(registry, "S")
-    assert not scope.allows("S__x", registry)
+    assert not admitted(registry, "S__x")
 
 
 # -- ext:T selects another server ---------------------------------------------
@@ -133,7 +140,7 @@ def test_tool_under_unselected_ext_is_muted_not_selected() -> None:
     register(registry, "S", "x")
     assert active(scope, registry) == []
     assert muted(scope, registry) == {"S__x": "not selected"}
-    assert not scope.allows("S__x", registry)
+    assert not admitted(registry, "S__x")
 
 
 def test_late_tool_under_unselected_ext_stays_muted() -> None:
@@ -144,7 +151,7 @@ def test_late_tool_under_unselected_ext_stays_muted() -> None:
     register(registry, "S", "late")
     assert active(scope, registry) == ["T__t"]
     assert muted(scope, registry) == {"S__late": "not selected"}
-    assert not scope.allows("S__late", registry)
+    assert not admitted(registry, "S__late")
 
 
 def test_unselected_server_is_not_started() -> None:
@@ -163,8 +170,8 @@ def test_ext_tool_glob_activates_only_the_matching_late_tool() -> None:
     register(registry, "S", "early", "late_x")
     assert active(scope, registry) == ["S__late_x"]
     assert muted(scope, registry) == {"S__early": "not selected"}
-    assert scope.allows("S__late_x", registry)
-    assert not scope.allows("S__early", registry)
+    assert admitted(registry, "S__late_x")
+    assert not admitted(registry, "S__early")
     assert scope.servers_to_start(SERVERS) == ["S"]
 
 
@@ -184,7 +191,7 @@ def test_disallowed_tool_is_muted_whoever_selects_it(disallowed: Selector) -> No
     register(registry, "S", "x", "keep")
     assert active(scope, registry) == ["S__keep"]
     assert muted(scope, registry) == {"S__x": "disallowed"}
-    assert not scope.allows("S__x", registry)
+    assert not admitted(registry, "S__x")
 
 
 def test_late_disallowed_tool_stays_muted() -> None:
@@ -193,7 +200,7 @@ def test_late_disallowed_tool_stays_muted() -> None:
     register(registry, "S", "x")
     register(registry, "S", "x", "late_y")
     assert muted(scope, registry) == {"S__late_y": "disallowed"}
-    assert not scope.allows("S__late_y", registry)
+    assert not admitted(registry, "S__late_y")
 
 
 def test_server_with_every_tool_disallowed_is_not_started() -> None:
@@ -206,7 +213,7 @@ def test_disallowed_builtin_is_not_given() -> None:
     registry = start(scope)
     assert "bash" not in scope.builtin_names()
     assert registry.get("bash") is None
-    assert not scope.allows("bash", registry)
+    assert not admitted(registry, "bash")
 
 
 # -- isolated / extensions: false ---------------------------------------------
@@ -218,11 +225,11 @@ def test_static_agent_gets_builtins_only(fields: dict[str, Any]) -> None:
     registry = start(scope)
     assert scope.static
     assert scope.servers_to_start(SERVERS) == []
-    assert [e.name for e in scope.active(registry.entries())] == ["read"]
+    assert [e.name for e in registry.entries()] == ["read"]
     register(registry, "S", "x")
     assert registry.get("S__x") is None
     assert muted(scope, registry) == {"S__x": "isolated"}
-    assert not scope.allows("S__x", registry)
+    assert not admitted(registry, "S__x")
 
 
 # -- which built-ins -----------------------------------------------------------
@@ -247,14 +254,14 @@ def test_builtin_set_follows_tools_field(
     scope = ToolScope(agent(tools=tools))
     registry = start(scope)
     assert scope.builtin_names() == expected
-    assert [e.name for e in scope.active(registry.entries())] == list(expected)
+    assert [e.name for e in registry.entries()] == list(expected)
 
 
 def test_unrequested_builtins_are_not_listed_as_muted() -> None:
     scope = ToolScope(agent(tools=(NONE,)))
     registry = start(scope)
     assert muted(scope, registry) == {}
-    assert not scope.allows("read", registry)
+    assert not admitted(registry, "read")
 
 
 def test_cli_ext_never_changes_the_builtin_set() -> None:
@@ -275,27 +282,27 @@ def test_memory_tools_are_active_for_memory_agent() -> None:
     scope = ToolScope(agent(tools=(ext("S"),), memory="project"))
     registry = start(scope)
     assert scope.builtin_names() == MEMORY_TOOLS
-    assert [e.name for e in scope.active(registry.entries())] == list(MEMORY_TOOLS)
+    assert [e.name for e in registry.entries()] == list(MEMORY_TOOLS)
 
 
 def test_disallowed_memory_tool_is_not_active() -> None:
     scope = ToolScope(agent(memory="project", disallowed_tools=(builtin("memory_write"),)))
     registry = start(scope)
     assert "memory_write" not in scope.builtin_names()
-    assert not scope.allows("memory_write", registry)
-    assert scope.allows("memory_read", registry)
+    assert not admitted(registry, "memory_write")
+    assert admitted(registry, "memory_read")
 
 
 def test_memory_tools_kept_for_isolated_memory_agent() -> None:
     scope = ToolScope(agent(isolated=True, tools=(NONE,), memory="user"))
     registry = start(scope)
-    assert [e.name for e in scope.active(registry.entries())] == list(MEMORY_TOOLS)
+    assert [e.name for e in registry.entries()] == list(MEMORY_TOOLS)
 
 
 def test_no_memory_tools_without_memory() -> None:
     scope = ToolScope(agent())
     registry = start(scope)
-    assert not scope.allows("memory_read", registry)
+    assert not admitted(registry, "memory_read")
 
 
 # -- the rest of the gate ------------------------------------------------------

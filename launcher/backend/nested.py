@@ -13,6 +13,7 @@ from pathlib import Path
 
 from launcher.backend.pool import SubAgent, drive_worker
 from launcher.backend.protocol import Job
+from launcher.events import RunStatus
 from launcher.state import state_home
 from launcher.tools.delegate import Delegate
 from launcher.toolset.types import ToolResult
@@ -30,7 +31,7 @@ def make_delegate(
                 f"(this agent is at depth {depth}).",
                 is_error=True,
             )
-        entry = SubAgent(id=f"nested-{secrets.token_hex(4)}", agent=agent, status="running")
+        entry = SubAgent(id=f"nested-{secrets.token_hex(4)}", agent=agent, status=RunStatus.RUNNING)
         job = Job(
             prompt=prompt,
             agent=agent,
@@ -40,7 +41,7 @@ def make_delegate(
             max_depth=max_depth,
         )
         await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
-        if entry.status == "completed":
+        if entry.status.ok:
             return ToolResult(entry.result or "(no answer)")
         why = f": {entry.error}" if entry.error else ""
         return ToolResult(f"[{entry.status}{why}] {entry.result}".rstrip(), is_error=True)

@@ -19,8 +19,9 @@ import anyio
 import anyio.abc
 
 from launcher.backend import protocol
-from launcher.backend.protocol import FINAL, Job, RunState
+from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
+from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
 
 STOP_GRACE_S = 15.0
@@ -87,8 +88,12 @@ class SubagentManager:
         max_concurrent: int,
         no_lock: bool = False,
         spare_workers: int = SPARE_COUNT,
+        keep_ended: int = KEEP_ENDED,
+        expired_memory: int = EXPIRED_MEMORY,
     ) -> None:
         self._tg = tg
+        self._keep_ended = keep_ended
+        self._expired_memory = expired_memory
         self._no_lock = no_lock
         self._config_dir = config_dir
         self._workspace = workspace
@@ -97,9 +102,9 @@ class SubagentManager:
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
         self.expired: OrderedDict[str, None] = OrderedDict()
-        """Ids dropped after their ttl (bounded: only the latest EXPIRED_MEMORY)."""
+        """Ids dropped after their ttl (bounded: only the latest `expired_memory`)."""
         self._ended: deque[str] = deque()
-        """Ended sub-agents that are not tasks, oldest first (at most KEEP_ENDED)."""
+        """Ended sub-agents that are not tasks, oldest first (at most `keep_ended`)."""
         # Workers started ahead of the next spawn; the task ends them when serve ends.
         self._spares = SparePool(workspace=workspace, log_dir=self._logs, count=spare_workers)
         if spare_workers:
@@ -141,7 +146,7 @@ class SubagentManager:
         """Drop an ended sub-agent and its result (a task past its ttl, or beyond KEEP_ENDED)."""
         self.agents.pop(agent_id, None)
         self.expired[agent_id] = None
-        while len(self.expired) > EXPIRED_MEMORY:
+        while len(self.expired) > self._expired_memory:
             self.expired.popitem(last=False)
 
     async def steer(self, entry: SubAgent, message: str) -> None:
@@ -151,8 +156,8 @@ class SubagentManager:
     async def stop(self, entry: SubAgent) -> None:
         """Stop the sub-agent and wait until its worker (and so its servers) is gone."""
         entry.stop_requested = True
-        if entry.process is None and entry.status == "queued":
-            entry.status = "stopped"
+        if entry.process is None and entry.status is RunStatus.QUEUED:
+            entry.status = RunStatus.STOPPED
             entry.done.set()
             return
         await self._send(entry, protocol.stop())
@@ -164,11 +169,11 @@ class SubagentManager:
                 await stop_group(entry.process, KILL_LADDER)
             with anyio.move_on_after(KILL_WAIT_S):
                 await entry.done.wait()
-        if entry.status not in FINAL:
-            entry.status = "stopped"
+        if not entry.final:
+            entry.status = RunStatus.STOPPED
 
     async def _send(self, entry: SubAgent, message: dict[str, Any]) -> None:
-        if entry.status in FINAL:
+        if entry.final:
             return
         if entry.process is None or entry.process.stdin is None:
             entry.pending.append(message)
@@ -180,20 +185,20 @@ class SubagentManager:
         try:
             async with self._limiter:
                 if entry.stop_requested:
-                    entry.status = "stopped"
+                    entry.status = RunStatus.STOPPED
                     return
-                entry.status = "running"
+                entry.status = RunStatus.RUNNING
                 await self._drive(entry, job)
         except Exception as exc:
             # One sub-agent's failure (e.g. its workspace vanished) must not end serve.
-            entry.status = "error"
+            entry.status = RunStatus.ERROR
             entry.error = f"worker failed: {type(exc).__name__}: {exc}"
         finally:
-            if entry.status not in FINAL:
+            if not entry.final:
                 if entry.stop_requested:
-                    entry.status, entry.error = "stopped", None
+                    entry.status, entry.error = RunStatus.STOPPED, None
                 else:
-                    entry.status = "error"
+                    entry.status = RunStatus.ERROR
                     entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
             self._retire(entry)
@@ -203,7 +208,7 @@ class SubagentManager:
         if entry.task:
             return
         self._ended.append(entry.id)
-        while len(self._ended) > KEEP_ENDED:
+        while len(self._ended) > self._keep_ended:
             self.forget(self._ended.popleft())
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
@@ -251,5 +256,5 @@ async def drive_worker(
             await stop_group(process, WORKER_LADDER)
         if spare is not None:
             spare.merge_log()
-        if entry.status not in FINAL:
+        if not entry.final:
             entry.error = f"worker exited unexpectedly (status {process.returncode})"

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from launcher.events import RunStatus
+
 STEER = "steer"
 STOP = "stop"
 
@@ -75,15 +77,11 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-FINAL = ("completed", "error", "stopped", "max_turns")
-"""Statuses a run never leaves."""
-
-
 @dataclass(kw_only=True)
 class RunState:
     """What a driver knows of a worker's run, folded from its event stream."""
 
-    status: str = "queued"
+    status: RunStatus = RunStatus.QUEUED
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
@@ -92,6 +90,9 @@ class RunState:
     worktree: dict[str, Any] | None = None
     """An isolated run's `worktree` event: branch, path, base, changed, diffstat, error."""
     _turn_text: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = RunStatus(self.status)  # given as text (`status="running"`) too
 
     def observe(self, event: dict[str, Any]) -> None:
         """Fold one worker event into the state."""
@@ -106,7 +107,7 @@ class RunState:
             self._turn_text += str(event.get("text", ""))
             self.result = self._turn_text
         elif kind == "agent_end":
-            self.status = str(event.get("status", "error"))
+            self.status = RunStatus.of(event.get("status"))
             self.result = str(event.get("result", "")) or self.result
             self.usage = dict(event.get("usage") or {})
             self.error = event.get("error")
@@ -119,4 +120,5 @@ class RunState:
 
     @property
     def final(self) -> bool:
-        return self.status in FINAL
+        """The run has ended (RunStatus.final)."""
+        return self.status.final

@@ -22,7 +22,7 @@ from launcher.backend.arguments import check_arguments
 from launcher.backend.early import EarlyFace
 from launcher.backend.handover import early_streams
 from launcher.backend.host_model import check_host_model, scripted_roots
-from launcher.backend.pool import FINAL, SubAgent, SubagentManager
+from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import TaskStore, run_result
 from launcher.backend.tasks.wire import install_tasks
@@ -207,7 +207,7 @@ class SubagentServer:
 
     async def _tool_steer_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
         entry = self._lookup(args)
-        if entry.done.is_set() or entry.status in FINAL:
+        if entry.done.is_set() or entry.final:
             return _error(f"sub-agent {entry.id} has ended ({entry.status}); nothing to steer")
         await self.manager.steer(entry, str(args["message"]))
         return _result(f"queued for {entry.id}'s next turn", entry.snapshot())

@@ -18,7 +18,7 @@ import anyio
 
 from launcher.backend import protocol
 from launcher.backend.protocol import Job
-from launcher.events import AgentEnd, Event, EventBus, SessionEnd, jsonl_sink
+from launcher.events import AgentEnd, Event, EventBus, RunStatus, SessionEnd, jsonl_sink
 
 PRELOAD = (
     "anyio._backends._asyncio",
@@ -84,7 +84,7 @@ async def _read_control(control: Control) -> None:
             control.apply(message)
 
 
-async def run_job(job: Job) -> str:
+async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
     from launcher.config.discovery import load_config, resolve_agent
@@ -130,9 +130,9 @@ async def run_job(job: Job) -> str:
                     history=history,
                 )
         except Exception as exc:  # config, model or server errors end this job, not serve
-            status = "error"
+            status = RunStatus.ERROR
             # To the driver only: a session that never started keeps no record.
-            _emit_line(AgentEnd(status="error", error=str(exc)))
+            _emit_line(AgentEnd(status=RunStatus.ERROR, error=str(exc)))
             _emit_line(SessionEnd(error=str(exc)))
         tg.cancel_scope.cancel()
     return status
@@ -206,7 +206,7 @@ def main() -> None:
         job = Job.from_json(first)
         job.workspace = str(Path(job.workspace).resolve())
     except (ValueError, TypeError) as exc:
-        _emit_line(AgentEnd(status="error", error=f"bad job: {exc}"))
+        _emit_line(AgentEnd(status=RunStatus.ERROR, error=f"bad job: {exc}"))
         os._exit(2)
     anyio.run(run_job, job)
     with contextlib.suppress(OSError, ValueError):

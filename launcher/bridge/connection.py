@@ -9,9 +9,7 @@ does not import the SDK: `run` spawns a stdio server first and then loads
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -19,34 +17,23 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.abc import TaskStatus
+from anyio.abc import ByteReceiveStream
 
 from launcher.auth.tokens import TokenStore
-from launcher.bridge.coalesce import Coalescer
+from launcher.bridge.follow import ListFollower
 from launcher.bridge.listing import list_all_tools, to_defs
 from launcher.bridge.loader import describe_startup_error, load_sdk
 from launcher.bridge.phase import ServerPhase
-from launcher.bridge.process import StdioChild, server_environment, spawn_server
-from launcher.bridge.schemas import ArgumentChecker
+from launcher.bridge.process import StdioChild
 from launcher.bridge.serverlog import ServerLog
+from launcher.bridge.transport import open_transport, spawn_stdio
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
-from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
 from launcher.secrets import LiveMask, process_secrets
-from launcher.state import private_dir, state_home
+from launcher.state import private_dir
 from launcher.toolset.types import ToolDef, ToolResult
 
-RELIST_TIMEOUT_S = 60.0
-"""A re-list attempt after list_changed that takes longer than this is abandoned."""
-RELIST_ATTEMPTS = 4
-"""Tries per re-list: a transient failure must not lose a late tool for the session."""
-RELIST_BACKOFF_S = 0.5
-"""Pause before the first retry of a failed re-list, doubled before each further one."""
-LISTEN_REOPENS = 5
-"""How often a dropped listen stream is re-opened; a server that keeps dropping it is broken."""
-LISTEN_REOPEN_DELAY_S = 0.5
-"""Pause before re-opening a dropped listen stream, so a flapping server is not hammered."""
 EXIT_REAP_S = 0.5
 """After a server is lost, how long to wait for its exit status before reporting without it."""
 STDERR_SETTLE_S = 0.5
@@ -79,9 +66,7 @@ class McpConnection:
         self.state = ServerPhase.NOT_STARTED
         self.error: str | None = None
         self.tool_count = 0
-        self.listings = 0
         self.skipped_tools: list[str] = []
-        self._checkers: dict[str, ArgumentChecker] = {}
         self.protocol_version: str | None = None
         self.server_info: dict[str, str | None] | None = None
         self.ready = anyio.Event()
@@ -98,8 +83,12 @@ class McpConnection:
         self._sdk: ModuleType | None = None
         self._closing = anyio.Event()
         self._life: anyio.CancelScope | None = None
-        self._relister = Coalescer()
         self._child = StdioChild()
+        self.follow = ListFollower(
+            self._relist,
+            self.log.note,
+            lambda: self._closing.is_set() or self._child.lost.is_set(),
+        )
 
     @property
     def pid(self) -> int | None:
@@ -116,27 +105,19 @@ class McpConnection:
         if self._life is not None and not self.ready.is_set():
             self._life.cancel()
 
-    def request_relist(self) -> None:
-        """Schedule a re-list; a burst of requests coalesces into one re-list at a time."""
-        self._relister.request()
-
     @property
     def lost(self) -> bool:
         """Whether the server went away (process exited or stdout closed) on its own."""
         return self._child.lost.is_set() and not self._closing.is_set()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call one tool with the server's tool_timeout; every failure is an error result."""
+        """Call one tool with the server's tool_timeout; every failure is an error result.
+
+        Arguments were checked by the registry entry that runs this (ToolEntry.run).
+        """
         client, sdk = self._client, self._sdk
         if client is None or sdk is None or self.state is not ServerPhase.CONNECTED or self.lost:
             return ToolResult(content=self._unavailable(), is_error=True)
-        checker = self._checkers.get(tool)
-        problem = checker.error(arguments) if checker is not None else None
-        if problem is not None:
-            # Checked here, not left to the server: many never validate and fail obscurely.
-            return ToolResult(
-                content=f"Invalid arguments for tool '{tool}': {problem}", is_error=True
-            )
         timeout = self.spec.tool_timeout
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
@@ -190,7 +171,7 @@ class McpConnection:
                             or self._child.failure
                             or await describe_startup_error(exc)
                         )
-                        await self._fail(self._with_exit_status(reason))
+                        await self._fail(self._child.with_exit_status(reason))
                 finally:
                     self._client = None
                     self.ready.set()
@@ -215,13 +196,13 @@ class McpConnection:
                 async with anyio.create_task_group() as tg:
                     if client.protocol_version in sdk.MODERN_PROTOCOL_VERSIONS:
                         # Opened before the first listing: a change in between is not replayed.
-                        await tg.start(self._listener, client)
+                        await tg.start(self.follow.listen, client)
                     await self._relist(client)
                     life.deadline = math.inf
                     self._client = client
                     await self._set_state(ServerPhase.CONNECTED)
                     self.ready.set()
-                    tg.start_soon(self._relister.serve, functools.partial(self._refresh, client))
+                    tg.start_soon(self.follow.serve, client)
                     if self.spec.type == "stdio":
                         tg.start_soon(self._watch_lost)
                     await self._closing.wait()
@@ -234,20 +215,21 @@ class McpConnection:
 
     @asynccontextmanager
     async def _open_client(self) -> AsyncIterator[tuple[ModuleType, Client]]:
-        spec = self.spec
         async with AsyncExitStack() as stack:
-            if spec.type == "stdio":
+            if self.spec.type == "stdio":
                 # Spawned before the SDK is loaded: the import overlaps the server's start-up.
-                await self._spawn(stack)
-            self._sdk = sdk = await load_sdk()
-            if spec.type == "http":
-                store = self._auth_store or TokenStore(state_home())
-                headers, self._auth = sdk.session_auth(spec, store, os.environ)
-                transport: Any = await sdk.http_transport(
-                    stack, spec.url or "", headers, self._auth
+                await spawn_stdio(
+                    self.spec,
+                    stack,
+                    self._child,
+                    workspace=self._workspace,
+                    watchdog=self._watchdog,
+                    on_stderr=self._pump_stderr,
                 )
-            else:
-                transport = sdk.stdio_transport(self._child)
+            self._sdk = sdk = await load_sdk()
+            transport, self._auth = await open_transport(
+                sdk, self.spec, stack, self._child, self._auth_store
+            )
             client = sdk.Client(
                 transport,
                 message_handler=self._on_message,
@@ -256,75 +238,16 @@ class McpConnection:
             )
             yield sdk, await stack.enter_async_context(client)
 
-    async def _spawn(self, stack: AsyncExitStack) -> None:
-        """Start the stdio server; `stack` ends its group even if the transport never ran."""
-        spec = self.spec
-        process = await spawn_server(
-            spec.command or "",
-            list(spec.args),
-            env=server_environment(dict(spec.env)),
-            cwd=self._workspace / spec.cwd if spec.cwd else self._workspace,
-            join=self._watchdog.join_argv if self._watchdog is not None else None,
-        )
-        if self._logs is not None and process.stderr is not None:
-            self._logs.start_soon(self.log.pump, process.stderr)
-        self._child.pid = process.pid
-        self._child.process = process
-        watchdog = self._watchdog
-        if watchdog is not None:
-            watchdog.guard(process.pid)
-            stack.callback(watchdog.release, process.pid)
-
-        async def stop() -> None:
-            # The transport normally stopped the group already; then this returns at once.
-            with anyio.CancelScope(shield=True):
-                await stop_group(process)
-
-        stack.push_async_callback(stop)
+    def _pump_stderr(self, stream: ByteReceiveStream) -> None:
+        if self._logs is not None:
+            self._logs.start_soon(self.log.pump, stream)
 
     async def _on_message(self, message: Any) -> None:
         sdk = self._sdk
         if sdk is not None and isinstance(message, sdk.ToolListChangedNotification):
-            self.request_relist()
+            self.follow.request()
         elif isinstance(message, Exception):
-            self._note(f"protocol error from server: {type(message).__name__}: {message}")
-
-    async def _listener(
-        self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """2026-07-28 list_changed: follow the listen stream, re-opening it when it drops."""
-        sdk = self._sdk or await load_sdk()
-        started = False
-        for attempt in range(LISTEN_REOPENS + 1):
-            if attempt:
-                await anyio.sleep(LISTEN_REOPEN_DELAY_S)
-            try:
-                async with client.listen(tools_list_changed=True) as subscription:
-                    if started:
-                        # Nothing is replayed: whatever changed during the gap needs a re-list.
-                        self.request_relist()
-                    else:
-                        started = True
-                        task_status.started()
-                    async for event in subscription:
-                        if isinstance(event, sdk.ToolsListChanged):
-                            self.request_relist()
-                ended = "was closed by the server"
-            except sdk.LISTEN_FAILURES as exc:
-                if not started:
-                    self._note(f"listen stream unavailable, late tools will not be seen: {exc}")
-                    task_status.started()
-                    return
-                ended = f"could not be re-opened: {exc}"
-            except sdk.LISTEN_LOSSES as exc:
-                ended = f"was lost: {exc}"
-            if self._closing.is_set() or self._child.lost.is_set():
-                break
-            self._note(f"listen stream {ended}")
-        else:
-            self._note(f"listen stream dropped {LISTEN_REOPENS} times; late tools will be missed")
-        if not started:
-            task_status.started()
+            self.log.note(f"protocol error from server: {type(message).__name__}: {message}")
 
     async def _watch_lost(self) -> None:
         await self._child.lost.wait()
@@ -344,52 +267,19 @@ class McpConnection:
             await self._fail(f"server exited unexpectedly ({status})")
         self._closing.set()
 
-    async def _refresh(self, client: Client) -> None:
-        """Re-list after list_changed, retrying with backoff; the old list stays meanwhile."""
-        delay = RELIST_BACKOFF_S
-        for attempt in range(1, RELIST_ATTEMPTS + 1):
-            try:
-                with anyio.fail_after(RELIST_TIMEOUT_S):
-                    await self._relist(client)
-                return
-            except Exception as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-                self._note(
-                    f"re-list after list_changed failed ({attempt}/{RELIST_ATTEMPTS}): {failure}"
-                )
-            if attempt == RELIST_ATTEMPTS or self._relister.pending:
-                # Pending: a newer request re-lists anyway, with a fresh set of attempts.
-                return
-            await anyio.sleep(delay)
-            delay *= 2
-
     async def _relist(self, client: Client) -> None:
         defs, skipped = to_defs(await list_all_tools(client))
         if skipped and skipped != self.skipped_tools:
-            self._note(f"tools with an invalid input schema are muted: {', '.join(skipped)}")
+            self.log.note(f"tools with an invalid input schema are muted: {', '.join(skipped)}")
         self.skipped_tools = skipped
-        self.listings += 1
         if self.state is ServerPhase.FAILED:
             return  # a listing that raced the server's loss must not bring its tools back
         self.tool_count = len(defs)
-        # Compiled once per listing, kept while a tool's schema is unchanged.
-        old = self._checkers
-        self._checkers = {
-            d.name: old[d.name]
-            if d.name in old and old[d.name].schema == d.input_schema
-            else ArgumentChecker(d.input_schema)
-            for d in defs
-            if d.problem is None
-        }
         await self._on_tools(defs)
 
     def _auth_failure(self) -> str | None:
         """Why the server's OAuth provider gave up (e.g. "...; run `subagent login NAME`")."""
         return getattr(self._auth, "failure", None)
-
-    def _with_exit_status(self, reason: str) -> str:
-        code = self._child.returncode
-        return f"{reason} (exit status {code})" if code is not None else reason
 
     async def _fail(self, reason: str) -> None:
         if self._child.process is not None:
@@ -420,9 +310,6 @@ class McpConnection:
     def _redact(self, text: str) -> str:
         """Every error text and note passes here: `${VAR}` values never leave the connection."""
         return self._mask.text(text)
-
-    def _note(self, text: str) -> None:
-        self.log.note(text)
 
 
 def _implementation(info: Any) -> dict[str, str | None] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from launcher.bridge.schemas import valid_schema
+from launcher.bridge.schemas import ArgumentChecker, valid_schema
 from launcher.errors import ProtocolError
 from launcher.toolset.types import ToolDef
 
@@ -39,7 +39,8 @@ async def list_all_tools(client: Any) -> list[types.Tool]:
 
 
 def to_defs(tools: list[types.Tool]) -> tuple[list[ToolDef], list[str]]:
-    """The listing as ToolDefs (schemas copied), and the names muted for a bad schema."""
+    """The listing as ToolDefs (schemas copied, each with its argument checker), and the
+    names muted for a bad schema."""
     defs: list[ToolDef] = []
     skipped: list[str] = []
     for tool in tools:
@@ -47,5 +48,6 @@ def to_defs(tools: list[types.Tool]) -> tuple[list[ToolDef], list[str]]:
         if problem is not None:
             skipped.append(tool.name)
         schema = dict(tool.input_schema)
-        defs.append(ToolDef(tool.name, tool.description or "", schema, problem=problem))
+        check = ArgumentChecker(schema).error if problem is None else None
+        defs.append(ToolDef(tool.name, tool.description or "", schema, problem, check))
     return defs, skipped

@@ -57,6 +57,11 @@ class StdioChild:
         """The leader's exit status once it has exited (negative: killed by that signal)."""
         return self.process.returncode if self.process is not None else None
 
+    def with_exit_status(self, reason: str) -> str:
+        """`reason`, plus the leader's exit status once it has exited."""
+        code = self.returncode
+        return f"{reason} (exit status {code})" if code is not None else reason
+
     async def wait_exit(self, limit_s: float) -> int | None:
         """The exit status, waiting at most `limit_s` for the leader to be reaped."""
         await wait_until(lambda: self.returncode is not None, limit_s)

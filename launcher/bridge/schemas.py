@@ -37,12 +37,17 @@ class ArgumentChecker:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self.fast: Callable[[dict[str, Any]], bool] | None = _simple_check(schema)
         self._validator: Any = None
+
+    @functools.cached_property
+    def fast(self) -> Callable[[dict[str, Any]], bool] | None:
+        """The plain-Python test, compiled at the first call (a listing makes many checkers)."""
+        return _simple_check(self.schema)
 
     def error(self, arguments: dict[str, Any]) -> str | None:
         """Why `arguments` do not match the schema, or None if they do."""
-        if self.fast is not None and self.fast(arguments):
+        fast = self.fast
+        if fast is not None and fast(arguments):
             return None
         if self._validator is None:
             try:

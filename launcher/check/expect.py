@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from launcher.config.expect import Expectations, RunExpect
+from launcher.config.types import Selector
+from launcher.events import RunStatus
+from launcher.toolset.scope import selector_matches
 from launcher.toolset.types import ToolEntry
 
 _LIST_LIMIT = 12
@@ -30,18 +33,24 @@ class Surface:
 class RunRecord:
     """What a run's event stream showed: its end, the calls made, the results that erred."""
 
-    status: str = "stopped"
+    status: RunStatus = RunStatus.STOPPED
     result: str = ""
     calls: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
 def matches(pattern: str, entry: ToolEntry) -> bool:
-    """An exposed-name glob, or `ext:SERVER` / `ext:SERVER/GLOB` on the tool's origin."""
+    """`ext:SERVER` / `ext:SERVER/GLOB` on the tool's origin, or an exposed name (a
+    `SERVER__TOOL` split at a `__`, else a glob), matched as an agent's `tools` are."""
+    return selector_matches(pattern_selector(pattern), entry)
+
+
+def pattern_selector(pattern: str) -> Selector:
+    """The selector a `tools_present` / `tools_absent` pattern spells."""
     if pattern.startswith("ext:"):
         server, _, glob = pattern[len("ext:") :].partition("/")
-        return entry.server == server and fnmatchcase(entry.tool, glob or "*")
-    return fnmatchcase(entry.name, pattern)
+        return Selector(kind="ext", server=server, tool=glob or None, raw=pattern)
+    return Selector(kind="name", name=pattern, raw=pattern)
 
 
 def evaluate_surface(expect: Expectations, surface: Surface) -> list[str]:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launcher.bridge.phase import ServerPhase
 from launcher.check.cases import CheckCase
 from launcher.check.expect import RunRecord, Surface, evaluate_run, evaluate_surface
-from launcher.check.lock import load_lock, session_drift
+from launcher.check.pins import load_lock, session_drift
 from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.events import (
@@ -85,7 +86,7 @@ def server_failures(session: Session) -> list[str]:
     return [
         f"server '{name}' failed to start: {status.error or status.state}"
         for name, status in session.status().items()
-        if status.state == "failed"
+        if status.state is ServerPhase.FAILED
     ]
 
 

@@ -22,11 +22,16 @@ def agents(
         from launcher.cli.render import print_agents
         from launcher.cli.views import agent_rows
 
-        rows = agent_rows(load(config_dir))
+        config = load(config_dir)
+        rows = agent_rows(config)
         if json_out:
             print(json.dumps(rows, indent=2))
         else:
             print_agents(rows)
+            if all(row.get("source") is None for row in rows):
+                from launcher.cli.searched import nothing_found
+
+                print(f"(built-in agents only: {nothing_found(config, config_dir, 'agents')})")
         return 0
 
     exit_with(body)

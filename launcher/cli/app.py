@@ -7,7 +7,7 @@ never start a process (only `tools`, `spawn` and `serve` may).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,8 +28,27 @@ def _show_help(ctx: typer.Context, value: bool) -> None:
         raise typer.Exit()
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from launcher.cli.version import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
 @app.callback()
 def _group(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            expose_value=False,
+            callback=_show_version,
+            help="Show the version and exit.",
+        ),
+    ] = False,
     _help: Annotated[
         bool,
         typer.Option(
@@ -51,6 +70,7 @@ from launcher.cli import (  # noqa: E402
     agents,
     batch,
     check,
+    init,
     lock,
     log,
     login,
@@ -61,6 +81,7 @@ from launcher.cli import (  # noqa: E402
 )
 
 for command in (
+    init.init,
     agents.agents,
     servers.servers,
     tools.tools,
@@ -76,6 +97,13 @@ for command in (
     app.command()(command)
 
 
+def click_command() -> Any:
+    """The click command typer builds from `app`, with readable help placeholders."""
+    from launcher.cli.placeholders import make_readable
+
+    return make_readable(typer.main.get_command(app))
+
+
 def main() -> None:
     """Console-script entry point."""
-    app()
+    click_command()(prog_name="subagent")

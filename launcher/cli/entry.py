@@ -17,6 +17,11 @@ SESSION_COMMANDS = frozenset(("spawn", "tools", "serve", "check", "lock", "batch
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    if args[:1] in (["--version"], ["-V"]):
+        from launcher.cli.version import version_line
+
+        print(version_line())
+        sys.exit(0)
     if args[:1] == ["log"] and "--help" not in args:
         _fast_log(args[1:])
     if args and args[0] in SESSION_COMMANDS and "--help" not in args:

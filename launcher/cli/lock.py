@@ -53,7 +53,7 @@ def lock(
 
 def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:
     """Pin each agent's surface, write the lock, print each agent's diff."""
-    from launcher.check.locking import lock_agents
+    from launcher.check.lock_writer import lock_agents
     from launcher.cli.render import print_lock_report
     from launcher.cli.run import run_async
 

@@ -160,7 +160,9 @@ def _run_log(
         else:
             sessions = q.search(conn, query, n) if query else q.recent(conn, n)
             mark_interrupted(home, sessions)
-            _out(sessions, json_out, lambda: render.print_log_table(views.log_table_rows(sessions)))
+            empty = f"no stored session matches {query!r}" if query else "no stored sessions"
+            rows = views.log_table_rows(sessions)
+            _out(sessions, json_out, lambda: render.print_log_table(rows, empty=empty))
     finally:
         conn.close()
     return 0

@@ -216,7 +216,7 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -> None:
     """`subagent lock`: per agent, what changed against the previous lock, then the file."""
-    from launcher.check.lock import format_drift
+    from launcher.check.pins import format_drift
 
     for result in results:
         servers = ", ".join(
@@ -239,17 +239,21 @@ COLLAPSED_LINES = 6
 """On a terminal, `log ID` shows this many lines of each tool result (the rest: a count)."""
 
 
-def print_log_table(rows: list[dict[str, str]], out: TextIO = sys.stdout) -> None:
-    """`subagent log` for people: one line a session, newest first."""
+def print_log_table(
+    rows: list[dict[str, str]], out: TextIO = sys.stdout, *, empty: str = "no stored sessions"
+) -> None:
+    """`subagent log` for people: one line a session, newest first; a search (`-q`) shows
+    the matching text under MATCH instead of the prompt."""
     if not rows:
-        out.write("no stored sessions\n")
+        out.write(empty + "\n")
         return
+    last = "match" if any("match" in r for r in rows) else "prompt"
     widths = [max([len(c)] + [len(r[c]) for r in rows]) for c in LOG_COLUMNS[:-1]]
     header = [c.upper().ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
-    out.write("  ".join([*header, "PROMPT"]) + "\n")
+    out.write("  ".join([*header, last.upper()]) + "\n")
     for row in rows:
         cells = [row[c].ljust(w) for c, w in zip(LOG_COLUMNS[:-1], widths, strict=True)]
-        out.write("  ".join([*cells, row["prompt"]]).rstrip() + "\n")
+        out.write("  ".join([*cells, row.get(last, "")]).rstrip() + "\n")
 
 
 def print_conversation(conv: dict[str, Any], *, collapse: bool, out: TextIO = sys.stdout) -> None:

@@ -22,9 +22,14 @@ def servers(
         from launcher.cli.render import print_servers
         from launcher.cli.views import server_rows
 
-        rows = server_rows(load(config_dir))
+        config = load(config_dir)
+        rows = server_rows(config)
         if json_out:
             print(json.dumps(rows, indent=2))
+        elif not rows:
+            from launcher.cli.searched import nothing_found
+
+            print(nothing_found(config, config_dir, "servers"))
         else:
             print_servers(rows)
         return 0

@@ -28,13 +28,21 @@ if TYPE_CHECKING:
 
 
 def spawn(
-    args: Annotated[list[str], typer.Argument(help="[AGENT] PROMPT (PROMPT '-' reads stdin).")],
+    args: Annotated[
+        list[str],
+        typer.Argument(help="The agent (default general-purpose) and the prompt; '-' reads stdin."),
+    ],
     agent_opt: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
     ext: ExtOpt = None,
     model: Annotated[
         str | None, typer.Option("--model", help="PROVIDER:MODEL or scripted:PATH.")
     ] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1)] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--max-turns", min=1, help="Stop after N model turns (default: the agent's max_turns)."
+        ),
+    ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="Model API base URL.")] = None,
     json_out: JsonFlag = False,
     config_dir: ConfigDir = None,
@@ -136,7 +144,7 @@ def run_spawn(
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
     from launcher.cli.run import run_async
-    from launcher.events import jsonl_sink
+    from launcher.events import RunStatus, jsonl_sink
     from launcher.worktree import describe, isolated_workspace
 
     agent = resolve_request(config, agent_name, ext)
@@ -175,7 +183,7 @@ def run_spawn(
 
             session.bus.subscribe(SpawnRenderer())
 
-        async def main() -> str:
+        async def main() -> RunStatus:
             return await run_agent(
                 session,
                 prompt,
@@ -188,4 +196,4 @@ def run_spawn(
         status = run_async(main)
         if verbose:
             sys.stderr.write(f"session logs: {session.dir}\n")
-    return 0 if status == "completed" else 1
+    return 0 if status.ok else 1

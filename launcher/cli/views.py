@@ -135,10 +135,21 @@ def log_table_rows(
             "turns": str(s["turns"]),
             "tokens": str(s["input_tokens"] + s["output_tokens"]),
             "age": age(now - s["started"]),
-            "prompt": first_line(s.get("match") or s["prompt"]),
+            "prompt": first_line(s["prompt"]),
+            **({"match": match_line(s["match"])} if "match" in s else {}),
         }
         for s in sessions
     ]
+
+
+def match_line(snippet: str, width: int = 72) -> str:
+    """A search snippet on one line, the first `[match]` in view: `…the [crash] when…`."""
+    text = " ".join(snippet.split())
+    if len(text) <= width:
+        return text
+    start = max(0, text.find("[") - width // 3)
+    piece = text[start : start + width - 2]
+    return ("…" if start else "") + piece + "…"
 
 
 def age(seconds: float) -> str:

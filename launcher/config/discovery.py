@@ -21,7 +21,7 @@ from launcher.config.hosts import (
     load_project_file,
     servers_from,
 )
-from launcher.config.lock import lock_path
+from launcher.config.lockfile import lock_path
 from launcher.config.sandbox_field import read_config_default
 from launcher.config.servers import read_server_file
 from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from launcher.errors import ConfigError
+from launcher.events import RunStatus
 
 DEFAULT_SETTLE_S = 1.0
 """Seconds after the ready barrier before the tool surface is checked: late tools land."""
@@ -38,7 +39,7 @@ RUN_KEYS: tuple[str, ...] = (
     "max_turns",
 )
 CHECK_FILE_KEYS: tuple[str, ...] = ("name", "agent", "ext", *EXPECT_KEYS)
-RUN_STATUSES: tuple[str, ...] = ("completed", "error", "max_turns", "stopped")
+RUN_STATUSES: tuple[RunStatus, ...] = tuple(s for s in RunStatus if s.final)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class RunExpect:
     result_contains: tuple[str, ...] = ()
     tool_errors: int | tuple[str, ...] | None = None  # None = not checked
     calls: tuple[str, ...] = ()
-    status: str = "completed"
+    status: RunStatus = RunStatus.COMPLETED
     max_turns: int | None = None
 
 
@@ -170,14 +171,14 @@ def _parse_run(walk: _Walker, node: yaml.Node, value: Any, where: str) -> RunExp
             tool_errors = ()
         else:
             tool_errors = walk.strings(t_node, t_value, f"{where}.tool_errors")
-    status = "completed"
+    status = RunStatus.COMPLETED
     if "status" in fields:
         s_node, s_value = fields["status"]
         if s_value not in RUN_STATUSES:
             raise walk.error(
                 s_node, f"{where}.status", f"expected one of {', '.join(RUN_STATUSES)}"
             )
-        status = s_value
+        status = RunStatus(s_value)
     max_turns = None
     if "max_turns" in fields:
         max_turns = walk.count(*fields["max_turns"], f"{where}.max_turns", minimum=1)

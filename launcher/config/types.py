@@ -163,6 +163,6 @@ class Config:
     warnings: tuple[str, ...] = ()
     broken_agents: dict[str, str] = field(default_factory=dict)  # name -> error text
     lock_path: Path | None = None
-    """Where `subagent.lock.json` is or would be (config/lock.py `lock_path`)."""
+    """Where `subagent.lock.json` is or would be (config/lockfile.py `lock_path`)."""
     sandbox: SandboxSettings | None = None
     """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""

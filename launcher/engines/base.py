@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from launcher.backend.protocol import Job, RunState
+from launcher.events import RunStatus
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class TaskEnd:
     """One output line of RESULTS.jsonl."""
 
     id: str
-    status: str
+    status: RunStatus
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
@@ -59,7 +60,7 @@ class TaskEnd:
 
     @classmethod
     def from_state(cls, task_id: str, state: RunState, duration_s: float) -> TaskEnd:
-        status = state.status if state.final else "error"
+        status = state.status if state.final else RunStatus.ERROR
         return cls(
             id=task_id,
             status=status,

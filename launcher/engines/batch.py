@@ -13,6 +13,7 @@ import anyio
 
 from launcher.engines.base import BatchTask, Engine, TaskEnd
 from launcher.engines.tasks import BadLine, drop_results, finished, read_tasks
+from launcher.events import RunStatus
 
 
 @dataclass
@@ -71,10 +72,12 @@ async def run_batch(
             try:
                 end = await engine.run(task)
             except Exception as exc:  # an engine bug must cost one task, not the batch
-                end = TaskEnd(id=task.id, status="error", error=f"{type(exc).__name__}: {exc}")
+                end = TaskEnd(
+                    id=task.id, status=RunStatus.ERROR, error=f"{type(exc).__name__}: {exc}"
+                )
             out.write(json.dumps(end.to_dict(), ensure_ascii=False) + "\n")
             out.flush()
-            if end.status == "completed":
+            if end.status.ok:
                 progress.completed += 1
             else:
                 progress.failed += 1
@@ -117,8 +120,8 @@ def plan_rerun(results: Path | None, *, retry_failed: bool) -> RerunPlan:
     if results is None:
         return RerunPlan()
     done = finished(results)
-    failed = {i: r.error or f"ended {r.status}" for i, r in done.items() if r.status != "completed"}
+    failed = {i: r.error or f"ended {r.status}" for i, r in done.items() if not r.status.ok}
     if retry_failed:
         drop_results(results, set(failed))
-        return RerunPlan(skip={i for i, r in done.items() if r.status == "completed"})
+        return RerunPlan(skip={i for i, r in done.items() if r.status.ok})
     return RerunPlan(skip=set(done), failed_before=failed)

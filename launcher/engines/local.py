@@ -12,6 +12,7 @@ import anyio
 from launcher.backend.pool import SubAgent, drive_worker
 from launcher.backend.spare import SparePool
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
+from launcher.events import RunStatus
 from launcher.state import state_home
 
 MAX_BATCH_SPARES = 4
@@ -59,11 +60,12 @@ class LocalEngine:
         """One task to its end; a worker that cannot start is an error TaskEnd."""
         o = self.options
         job = task.job(o)
-        entry = SubAgent(id=task.id, agent=task.agent, status="running")
+        entry = SubAgent(id=task.id, agent=task.agent, status=RunStatus.RUNNING)
         log_path = self._logs / log_name(task.id)
         start = time.monotonic()
         try:
             await drive_worker(entry, job, log_path=log_path, spares=self._spares)
         except OSError as exc:  # e.g. the task's workspace does not exist
-            entry.status, entry.error = "error", f"worker failed: {type(exc).__name__}: {exc}"
+            entry.status = RunStatus.ERROR
+            entry.error = f"worker failed: {type(exc).__name__}: {exc}"
         return TaskEnd.from_state(task.id, entry, time.monotonic() - start)

@@ -30,6 +30,7 @@ from launcher.backend import protocol
 from launcher.backend.protocol import Job, RunState
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
 from launcher.errors import RunError, UsageError
+from launcher.events import RunStatus
 from launcher.state import private_dir, private_opener, state_home
 
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -182,7 +183,7 @@ class RayEngine:
         except Exception as exc:  # retries used up, or the task could not run at all
             return TaskEnd(
                 id=task.id,
-                status="error",
+                status=RunStatus.ERROR,
                 duration_s=round(time.monotonic() - start, 3),
                 error=f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
             )

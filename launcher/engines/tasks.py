@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from launcher.config.types import ISOLATION_MODES
 from launcher.engines.base import BatchTask
+from launcher.events import RunStatus
 
 FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace", "isolation"})
 
@@ -94,7 +95,7 @@ def read_tasks(path: Path) -> Iterator[BatchTask | BadLine]:
 class Recorded(NamedTuple):
     """What a results file says of one task: its status and, for a failure, the error."""
 
-    status: str
+    status: RunStatus
     error: str | None = None
 
 
@@ -112,7 +113,7 @@ def finished(results: Path) -> dict[str, Recorded]:
             if isinstance(row, dict) and isinstance(row.get("id"), str):
                 error = row.get("error")
                 out[row["id"]] = Recorded(
-                    str(row.get("status")), error if isinstance(error, str) else None
+                    RunStatus.of(row.get("status")), error if isinstance(error, str) else None
                 )
     return out
 

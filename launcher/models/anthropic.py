@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
@@ -78,7 +78,7 @@ class _Block:
 
 
 class AnthropicModel(HttpModel):
-    """A Messages API model reached over an injected `httpx.AsyncClient`."""
+    """A Messages API model reached over an injected `httpx2.AsyncClient`."""
 
     provider = PROVIDER
     key_env = API_KEY_ENV
@@ -108,13 +108,13 @@ class AnthropicModel(HttpModel):
         if self._api_key:
             headers["x-api-key"] = self._api_key
 
-        async def handle(response: httpx.Response) -> ModelResponse:
+        async def handle(response: httpx2.Response) -> ModelResponse:
             return await _read_stream(response, request)
 
         return await self._post("/v1/messages", headers=headers, body=body, handle=handle)
 
 
-async def _read_stream(response: httpx.Response, request: ModelRequest) -> ModelResponse:
+async def _read_stream(response: httpx2.Response, request: ModelRequest) -> ModelResponse:
     blocks: dict[int, _Block] = {}
     usage = Usage()
     async for event in iter_sse(response.aiter_lines()):

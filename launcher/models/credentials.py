@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-import httpx
+import httpx2
 
 from launcher.errors import ModelError
 
@@ -12,8 +12,8 @@ from launcher.errors import ModelError
 def is_loopback_url(url: str) -> bool:
     """True when `url` points at this machine (a local server such as Ollama or llama.cpp)."""
     try:
-        host = httpx.URL(url).host
-    except httpx.InvalidURL:
+        host = httpx2.URL(url).host
+    except httpx2.InvalidURL:
         return False
     if host == "localhost" or host.endswith(".localhost"):
         return True

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from launcher.errors import UsageError
 from launcher.models import anthropic, openai
@@ -35,7 +35,7 @@ def resolve_model_spec(cli: str | None, agent: str | None, env: Mapping[str, str
 def create_model(
     spec: str,
     *,
-    http: httpx.AsyncClient | None = None,
+    http: httpx2.AsyncClient | None = None,
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
     workspace: Path | None = None,
@@ -59,7 +59,7 @@ def create_model(
     owns_http = http is None
     # A client that is never used opens no sockets, so a constructor raising on a
     # missing key leaves nothing to close.
-    client = http or httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+    client = http or httpx2.AsyncClient(timeout=DEFAULT_TIMEOUT)
     if provider == "openai":
         return OpenAIModel(
             name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-import httpx
+import httpx2
 
 from launcher.models.base import ModelResponse
 from launcher.models.credentials import require_key
@@ -23,7 +23,7 @@ class HttpModel:
         self,
         model: str,
         *,
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         api_key: str | None,
         base_url: str | None = None,
         retry: RetryPolicy | None = None,
@@ -48,7 +48,7 @@ class HttpModel:
         *,
         headers: dict[str, str],
         body: dict[str, Any],
-        handle: Callable[[httpx.Response], Awaitable[ModelResponse]],
+        handle: Callable[[httpx2.Response], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         """POST a streaming request with the retry policy; `handle` reads the stream."""
         return await post_stream(

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall, Usage
@@ -78,7 +78,7 @@ class _PartialCall:
 
 
 class OpenAIModel(HttpModel):
-    """A Chat Completions model reached over an injected `httpx.AsyncClient`."""
+    """A Chat Completions model reached over an injected `httpx2.AsyncClient`."""
 
     provider = PROVIDER
     key_env = API_KEY_ENV
@@ -98,13 +98,13 @@ class OpenAIModel(HttpModel):
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
 
-        async def handle(response: httpx.Response) -> ModelResponse:
+        async def handle(response: httpx2.Response) -> ModelResponse:
             return await _read_stream(response, request)
 
         return await self._post("/chat/completions", headers=headers, body=body, handle=handle)
 
 
-async def _read_stream(response: httpx.Response, request: ModelRequest) -> ModelResponse:
+async def _read_stream(response: httpx2.Response, request: ModelRequest) -> ModelResponse:
     text: list[str] = []
     calls: dict[int, _PartialCall] = {}
     usage = Usage()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
-import httpx
+import httpx2
 
 from launcher.errors import ModelError
 
@@ -44,7 +44,7 @@ READ_TIMEOUT_S = 300.0
 WRITE_TIMEOUT_S = 30.0
 """Sending the request body (long histories are a few MB at most)."""
 
-DEFAULT_TIMEOUT = httpx.Timeout(
+DEFAULT_TIMEOUT = httpx2.Timeout(
     connect=CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S, write=WRITE_TIMEOUT_S, pool=CONNECT_TIMEOUT_S
 )
 
@@ -77,7 +77,7 @@ class RetryPolicy:
     base_delay: float = BASE_DELAY_S
     max_delay: float = MAX_DELAY_S
     retry_after_cap: float = RETRY_AFTER_CAP_S
-    timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
+    timeout: httpx2.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
     sleep: Sleep = field(default=anyio.sleep, compare=False)
     jitter: Callable[[], float] = field(default=random.random, compare=False)
 
@@ -116,13 +116,13 @@ def status_message(provider: str, status: int, body: bytes) -> str:
 
 
 async def post_stream(
-    http: httpx.AsyncClient,
+    http: httpx2.AsyncClient,
     provider: str,
     url: str,
     *,
     headers: dict[str, str],
     body: dict[str, Any],
-    handle: Callable[[httpx.Response], Awaitable[T]],
+    handle: Callable[[httpx2.Response], Awaitable[T]],
     policy: RetryPolicy,
 ) -> T:
     """POST `body` and pass a 2xx streaming response to `handle`, retrying transient failures.
@@ -138,14 +138,14 @@ async def post_stream(
         )
         try:
             response = await http.send(request, stream=True)
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             message, cause = f"{provider}: cannot reach {url}: {_describe(exc)}", exc
         else:
             try:
                 if response.is_success:
                     try:
                         return await handle(response)
-                    except httpx.TransportError as exc:
+                    except httpx2.TransportError as exc:
                         raise ModelError(
                             f"{provider}: response stream broke: {_describe(exc)}"
                         ) from exc
@@ -164,11 +164,11 @@ async def post_stream(
     raise AssertionError("unreachable: the loop returns or raises")
 
 
-async def _read_quietly(response: httpx.Response) -> bytes:
+async def _read_quietly(response: httpx2.Response) -> bytes:
     # The status already says what went wrong; a body cut short only loses detail.
     try:
         return await response.aread()
-    except httpx.TransportError:
+    except httpx2.TransportError:
         return b""
 
 

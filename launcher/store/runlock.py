@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from launcher.events import RunStatus
 from launcher.flock import try_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE
 
 LOCK_NAME = "running.lock"
-INTERRUPTED = "interrupted"
+INTERRUPTED = RunStatus.INTERRUPTED
 """The status `log` shows for a session left `running` by a process that is gone."""
 ACQUIRE_WAIT_S = 0.5
 ACQUIRE_PAUSE_S = 0.01
@@ -100,5 +101,5 @@ def is_alive(home: Path, session_id: str) -> bool:
 def mark_interrupted(home: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Rows stored as `running` whose process is gone get the status `interrupted`."""
     for row in rows:
-        if row.get("status") == "running" and not is_alive(home, row["id"]):
+        if row.get("status") == RunStatus.RUNNING and not is_alive(home, row["id"]):
             row["status"] = INTERRUPTED

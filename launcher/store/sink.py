@@ -24,6 +24,7 @@ from launcher.events import (
     AgentStart,
     AssistantMessage,
     Event,
+    RunStatus,
     SessionEnd,
     SessionStart,
     ToolResultEvent,
@@ -223,7 +224,7 @@ class StoreSink:
             (
                 "UPDATE sessions SET ended=?, status=CASE WHEN status='running'"
                 " THEN ? ELSE status END, error=coalesce(error, ?) WHERE id=?",
-                (e.ts, "error" if e.error else "ended", e.error, self._session),
+                (e.ts, RunStatus.ERROR if e.error else RunStatus.ENDED, e.error, self._session),
             )
         )
         self._flush(index=True)

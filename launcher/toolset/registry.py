@@ -2,9 +2,10 @@
 
 Plain data: built-in and memory tools, plus one map per server that is replaced
 by diff whenever the server lists its tools. Every update returns its change (the one
-change mechanism: the session turns it into a `tools_changed` event). A gate (the
-scope's permanent exclusion) is re-applied to every entry on every change; rejected
-entries stay registered for reporting but are never returned by `get`/`entries`.
+change mechanism: the session turns it into a `tools_changed` event). The gate (the
+session's admission decision, toolset/admission.py) is evaluated for every entry once
+per change and its verdicts kept: `entries` is the active set a turn offers, `admit`
+the call-time answer in one lookup; refused entries stay registered for reporting.
 Where names collide across servers, config order (not listing order) decides.
 """
 
@@ -15,11 +16,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS
+from launcher.toolset.admission import Gate
 from launcher.toolset.naming import DEFAULT_NAMING, ToolNaming, exposed_name
 from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
 
-Gate = Callable[[ToolEntry], str | None]
-"""Returns None to admit an entry, or the reason it is rejected."""
+NOT_REGISTERED = "not registered"
 
 LOCAL_SOURCES: tuple[str, ...] = ("builtin", "memory")
 _BUILTIN_ORDER = BUILTIN_TOOLS + OPT_IN_TOOLS
@@ -75,7 +76,9 @@ class ToolRegistry:
         self._local: dict[str, ToolEntry] = {}
         self._servers: dict[str, dict[str, ToolEntry]] = {}
         self._by_name: dict[str, ToolEntry] = {}
+        # The gate's verdicts, kept until the next change: refused names and the active set.
         self._reasons: dict[str, str] = {}
+        self._admitted: dict[str, ToolEntry] = {}
         # Names handed out before, so a tool that goes and comes back keeps its name.
         self._remembered: dict[tuple[str, str], str] = {}
 
@@ -153,6 +156,7 @@ class ToolRegistry:
                 input_schema=tool.input_schema,
                 call=make_caller(name),
                 problem=tool.problem,
+                check=tool.check,
             )
         live.clear()
         live.update(new)
@@ -178,13 +182,19 @@ class ToolRegistry:
 
     def get(self, name: str) -> ToolEntry | None:
         """The admitted entry with exposed name `name`, or None."""
-        if name in self._reasons:
-            return None
-        return self._by_name.get(name)
+        return self._admitted.get(name)
+
+    def admit(self, name: str) -> ToolEntry | str:
+        """The call-time answer in one lookup: the admitted entry to run, or why not."""
+        entry = self._admitted.get(name)
+        if entry is not None:
+            return entry
+        return self._reasons.get(name, NOT_REGISTERED)
 
     def entries(self) -> list[ToolEntry]:
-        """Admitted entries: built-ins, memory tools, then servers in registration order."""
-        return [entry for entry in self._all_entries() if entry.name not in self._reasons]
+        """Admitted entries (the active set): built-ins, memory tools, then servers in
+        registration order."""
+        return list(self._admitted.values())
 
     def rejected(self) -> list[tuple[ToolEntry, str]]:
         """Entries the gate rejected, with the reason, in `entries()` order."""
@@ -193,6 +203,11 @@ class ToolRegistry:
             for entry in self._all_entries()
             if entry.name in self._reasons
         ]
+
+    def muted(self) -> list[tuple[ToolEntry, str]]:
+        """Every refused server tool with its reason, grouped by server (built-ins that
+        were not requested are not listed)."""
+        return [(entry, reason) for entry, reason in self.rejected() if entry.server is not None]
 
     def server_tools(self, server: str) -> Mapping[str, ToolEntry]:
         """A live read-only view of `server`'s tools: original name -> entry (all)."""
@@ -249,15 +264,16 @@ class ToolRegistry:
 
     def _regate(self) -> None:
         self._reasons = {}
-        if self._gate is None:
-            return
-        for entry in self._by_name.values():
+        self._admitted = {}
+        for entry in self._all_entries():
             try:
-                reason = self._gate(entry)
+                reason = self._gate(entry) if self._gate is not None else None
             except Exception as exc:
                 # Fail closed: a gate that cannot decide must not admit the tool.
                 reason = f"gate failed: {exc!r}"
-            if reason is not None:
+            if reason is None:
+                self._admitted[entry.name] = entry
+            else:
                 self._reasons[entry.name] = reason
 
 

@@ -2,16 +2,16 @@
 
 Two layers, after DESIGN.md "Scope semantics". `gate` is the permanent exclusion
 (isolation, built-ins not requested, `disallowed_tools`, orchestration tools,
-servers outside `extensions`), meant as the registry's gate. `selects` is the
-`ext:` selection, re-derived from the live registry whenever it is asked, so a
-tool that registers late is in scope exactly when a selector picks it.
+servers outside `extensions`). `selects` is the `ext:` selection, a function of the
+entry alone, so a tool that registers late is in scope exactly when a selector picks
+it. Both are gates of the one admission decision (toolset/admission.py).
+`selector_matches` is the one selector matcher (`check`'s tool patterns use it too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Protocol
 
 from launcher.config.types import (
     BUILTIN_TOOLS,
@@ -31,16 +31,6 @@ DISALLOWED = "disallowed"
 ORCHESTRATION = "orchestration"
 EXTENSION_NOT_ALLOWED = "extension not allowed"
 NOT_SELECTED = "not selected"
-
-
-class RegistryView(Protocol):
-    """The part of ToolRegistry that scope reads."""
-
-    def get(self, name: str) -> ToolEntry | None: ...
-
-    def entries(self) -> list[ToolEntry]: ...
-
-    def rejected(self) -> list[tuple[ToolEntry, str]]: ...
 
 
 class ToolScope:
@@ -88,41 +78,9 @@ class ToolScope:
         """The `ext:` selection: None if `entry` is selected, else `not selected`."""
         if entry.server is None or not self._selectors:
             return None
-        if any(_selects(selector, entry) for selector in self._selectors):
+        if any(selector_matches(selector, entry) for selector in self._selectors):
             return None
         return NOT_SELECTED
-
-    def reason(self, entry: ToolEntry) -> str | None:
-        """Why `entry` is out of scope (gate first, then selection), or None."""
-        return self.gate(entry) or self.selects(entry)
-
-    def active(self, entries: Iterable[ToolEntry]) -> list[ToolEntry]:
-        """The entries in scope, in the given order (pass `registry.entries()`)."""
-        return [entry for entry in entries if self.reason(entry) is None]
-
-    def muted(self, registry: RegistryView) -> list[tuple[ToolEntry, str]]:
-        """Every server tool in `registry` that is not active, with its reason."""
-        found = list(registry.rejected())
-        for entry in registry.entries():
-            reason = self.reason(entry)
-            if reason is not None:
-                found.append((entry, reason))
-        found = [(entry, reason) for entry, reason in found if entry.server is not None]
-        # Group by server in first-seen order; within a server, registry order holds.
-        servers = list(dict.fromkeys(entry.server for entry, _ in found))
-        return sorted(found, key=lambda pair: servers.index(pair[0].server))
-
-    def admit(self, name: str, registry: RegistryView) -> ToolEntry | str:
-        """The call-time veto in one step: the entry to call, or why `name` is refused."""
-        entry = registry.get(name)
-        if entry is None:
-            return "not registered"
-        reason = self.reason(entry)
-        return entry if reason is None else reason
-
-    def allows(self, name: str, registry: RegistryView) -> bool:
-        """Whether the veto admits `name` in `registry` now."""
-        return not isinstance(self.admit(name, registry), str)
 
     def servers_to_start(self, servers: Mapping[str, ServerSpec]) -> list[str]:
         """Configured servers whose tools could ever be in scope, in config order."""
@@ -189,7 +147,11 @@ def _ext_matches(selector: Selector, entry: ToolEntry) -> bool:
     return selector.tool is None or _matches(entry.tool, selector.tool)
 
 
-def _selects(selector: Selector, entry: ToolEntry) -> bool:
+def selector_matches(selector: Selector, entry: ToolEntry) -> bool:
+    """Whether `ext:SERVER[/TOOL]` or a name selector names `entry` (see `_name_matches`).
+
+    Every glob also matches the name it spells exactly: a tool may be called `x[1]`.
+    """
     if selector.kind == "ext":
         return _ext_matches(selector, entry)
     return selector.kind == "name" and _name_matches(selector.name or "", entry)
@@ -230,6 +192,9 @@ def _name_matches(pattern: str, entry: ToolEntry) -> bool:
     """
     if entry.name == pattern:
         return True
+    if NAME_SEPARATOR not in pattern:
+        # No server part to split off: an exposed-name glob (`check`'s `read`, `memory_*`).
+        return fnmatchcase(entry.name, pattern)
     if entry.server is None:
         return False
     return any(

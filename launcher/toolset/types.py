@@ -6,6 +6,7 @@ A leaf module like `config` and `events`: everyone may import it. Naming is in n
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,18 +23,27 @@ class ToolResult:
 ToolCaller = Callable[[dict[str, Any]], Awaitable[ToolResult]]
 """Runs one call of a tool with its arguments. Must not raise: failures are results."""
 
+ArgumentCheck = Callable[[dict[str, Any]], str | None]
+"""Why a call's arguments do not fit the tool's input schema, or None when they do."""
+
+CALL_ID: ContextVar[str] = ContextVar("subagent_call_id", default="result")
+"""The id of the tool call being run, set in each call's own task by the agent loop:
+a caller that keeps an oversized result names its file after it."""
+
 
 @dataclass(frozen=True)
 class ToolDef:
     """A tool as its source announced it: original name, description, input schema.
 
-    `problem` says why the tool can never be offered (e.g. an invalid input schema).
+    `problem` says why the tool can never be offered (e.g. an invalid input schema);
+    `check` is the argument checker its source compiled from the schema, if any.
     """
 
     name: str
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     problem: str | None = None
+    check: ArgumentCheck | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,8 @@ class ToolEntry:
     """A registered tool: exposed name, where it came from, and how to call it.
 
     `source` is `builtin`, `memory`, or the server name; `server` is the server name
-    or None for built-in and memory tools. `problem` is copied from the ToolDef.
+    or None for built-in and memory tools. `problem` and `check` come from the ToolDef.
+    The entry the registry admits is the one that runs: `run` checks, then calls.
     """
 
     name: str
@@ -51,7 +62,18 @@ class ToolEntry:
     input_schema: dict[str, Any]
     call: ToolCaller = field(compare=False, repr=False)
     problem: str | None = None
+    check: ArgumentCheck | None = field(default=None, compare=False, repr=False)
 
     @property
     def server(self) -> str | None:
         return None if self.source in ("builtin", "memory") else self.source
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        """Check the arguments against the schema, then call; never raises for the check."""
+        if self.check is not None:
+            problem = self.check(arguments)
+            if problem is not None:
+                # Checked here, not left to the server: many never validate and fail obscurely.
+                text = f"Invalid arguments for tool '{self.tool}': {problem}"
+                return ToolResult(content=text, is_error=True)
+        return await self.call(arguments)

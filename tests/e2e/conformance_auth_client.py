@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.auth.login import login
@@ -48,7 +48,7 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 def follow_redirects(url: str) -> None:
     """The browser step: GET the authorization URL and follow redirects to the loopback."""
-    with httpx.Client(follow_redirects=True, timeout=BROWSER_TIMEOUT_S) as client:
+    with httpx2.Client(follow_redirects=True, timeout=BROWSER_TIMEOUT_S) as client:
         response = client.get(url)
     log({"browser": response.status_code})
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.e2e.conftest import Subagent, scripted_spawn
 
@@ -38,30 +38,30 @@ class OAuthFixture:
 
     def stats(self) -> dict[str, int]:
         """The token endpoint's counters (`refresh_grants`, `code_grants`, ...)."""
-        return httpx.get(f"{self.base}/admin/stats", timeout=ADMIN_TIMEOUT_S).json()
+        return httpx2.get(f"{self.base}/admin/stats", timeout=ADMIN_TIMEOUT_S).json()
 
     def issued(self) -> list[str]:
         """Every token, code and client secret the fixture ever issued."""
-        return httpx.get(f"{self.base}/admin/issued", timeout=ADMIN_TIMEOUT_S).json()["secrets"]
+        return httpx2.get(f"{self.base}/admin/issued", timeout=ADMIN_TIMEOUT_S).json()["secrets"]
 
     def revoke_refresh(self) -> int:
-        return httpx.post(f"{self.base}/admin/revoke-refresh", timeout=ADMIN_TIMEOUT_S).json()[
+        return httpx2.post(f"{self.base}/admin/revoke-refresh", timeout=ADMIN_TIMEOUT_S).json()[
             "revoked"
         ]
 
     def mint(self, client_id: str) -> str:
         """An access token for `client_id` issued out of band (a CI job's secret)."""
-        reply = httpx.post(
+        reply = httpx2.post(
             f"{self.base}/admin/mint", params={"client_id": client_id}, timeout=ADMIN_TIMEOUT_S
         )
         return reply.json()["access_token"]
 
     def set(self, **values: float) -> dict[str, float]:
         """Change `access_ttl` (tokens issued from now on) and `refresh_delay` (seconds)."""
-        return httpx.post(f"{self.base}/admin/set", params=values, timeout=ADMIN_TIMEOUT_S).json()
+        return httpx2.post(f"{self.base}/admin/set", params=values, timeout=ADMIN_TIMEOUT_S).json()
 
     def expire_access(self) -> int:
-        return httpx.post(f"{self.base}/admin/expire-access", timeout=ADMIN_TIMEOUT_S).json()[
+        return httpx2.post(f"{self.base}/admin/expire-access", timeout=ADMIN_TIMEOUT_S).json()[
             "expired"
         ]
 
@@ -132,7 +132,7 @@ class Login:
     code: int
     stdout: str
     stderr: str
-    page: httpx.Response | None
+    page: httpx2.Response | None
     """What the browser showed after following the redirects (None: no URL was printed)."""
 
 
@@ -162,7 +162,7 @@ def login(
             if follow and url.startswith("http://") and page is None:
                 if before_follow is not None:
                     before_follow(url)
-                page = httpx.get(url, follow_redirects=True, timeout=BROWSER_TIMEOUT_S)
+                page = httpx2.get(url, follow_redirects=True, timeout=BROWSER_TIMEOUT_S)
         code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
     finally:
         if proc.poll() is None:

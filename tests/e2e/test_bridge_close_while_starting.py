@@ -7,7 +7,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from launcher import session as session_module
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import Event, EventBus, ServerState
 from launcher.session import Session
@@ -18,11 +17,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.mark.anyio
 async def test_abort_start_closes_a_server_that_never_answers_without_its_timeout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    # Shielded close cannot be interrupted from here: make "waited out the grace period"
-    # unmistakable (30 s) against "closed at once" (about a second).
-    monkeypatch.setattr(session_module, "CLOSE_GRACE_S", 30.0)
     started = tmp_path / "mute.pid"
     mute = ServerSpec(
         name="mute",
@@ -44,6 +40,9 @@ async def test_abort_start_closes_a_server_that_never_answers_without_its_timeou
         workspace=tmp_path,
         state_home=tmp_path / "state",
         bus=bus,
+        # Shielded close cannot be interrupted from here: make "waited out the grace period"
+        # unmistakable (30 s) against "closed at once" (about a second).
+        close_grace_s=30.0,
     )
 
     async def body(s: Session) -> str:

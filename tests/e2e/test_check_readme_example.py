@@ -1,5 +1,5 @@
-"""The README's "Smoke-test your agents in CI" example runs as written: its files are the
-shipped `configs/` files, and its workflow's `subagent check` step passes on them."""
+"""The manual's CI example (docs/ci.md, "The shipped example") runs as written: its files
+are the shipped `configs/` files, and its workflow's `subagent check` step passes on them."""
 
 from __future__ import annotations
 
@@ -18,14 +18,15 @@ import yaml
 from tests.e2e.conftest import RUN_LIMIT_S, assert_all_gone
 
 REPO = Path(__file__).resolve().parents[2]
-SECTION_TITLE = "## Smoke-test your agents in CI"
+PAGE = REPO / "docs" / "ci.md"
+SECTION_TITLE = "## The shipped example"
 
 
 def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index(SECTION_TITLE)
-    end = text.index("\n## ", start + len(SECTION_TITLE))
-    return text[start:end]
+    end = text.find("\n## ", start + len(SECTION_TITLE))
+    return text[start:] if end < 0 else text[start:end]
 
 
 def shown_files(text: str) -> dict[str, str]:
@@ -36,7 +37,13 @@ def shown_files(text: str) -> dict[str, str]:
 
 def test_readme_shows_the_shipped_files_verbatim() -> None:
     files = shown_files(section())
-    for path in ("configs/agents/triage.md", "configs/checks/triage-run.yaml"):
+    shown_paths = (
+        "configs/agents/triage.md",
+        "configs/checks/triage-run.yaml",
+        "configs/scripts/triage.yaml",
+        "configs/mcp.json",
+    )
+    for path in shown_paths:
         assert files[path] == (REPO / path).read_text(encoding="utf-8"), path
     # The lock is shown in part: what it shows is what the shipped lock pins.
     shown = json.loads(files["configs/subagent.lock.json"])

@@ -19,8 +19,13 @@ from tests.e2e.real_servers import REPO, node22, npm_entry
 
 pytestmark = pytest.mark.e2e
 
-SUITE_TIMEOUT_S = 120.0
-"""One scenario: the client's SDK import plus a few round trips; CI load can triple it."""
+SUITE_TIMEOUT_S = 300.0
+"""Bounds a hung scenario only: the client's SDK import plus a few round trips take
+seconds idle, but a loaded 2-core machine stretched them past the suite's own 30 s."""
+CLIENT_LIMIT_MS = int((SUITE_TIMEOUT_S - 30.0) * 1000)
+"""The suite kills its client after `--timeout` ms (default 30 000, which `[sse-retry]` hit
+under load): the client ends on its own (the condition), this only bounds a hang, and it
+stays below SUITE_TIMEOUT_S so the suite still writes its checks and says what timed out."""
 CLIENT = Path(__file__).with_name("conformance_client.py")
 
 SCENARIOS: dict[str, set[str]] = {
@@ -61,6 +66,8 @@ def run_scenario(
             command,
             "--scenario",
             scenario,
+            "--timeout",
+            str(CLIENT_LIMIT_MS),
             "--output-dir",
             str(out_dir),
         ],

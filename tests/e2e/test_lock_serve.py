@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from launcher.check.lock import AgentPin, Lock, ToolPin, write_lock
+from launcher.check.pins import AgentPin, Lock, ToolPin, write_lock
 from tests.e2e.conftest import parse_events
 from tests.e2e.test_serve import LIMIT_S, serve
 

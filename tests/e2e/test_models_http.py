@@ -6,7 +6,7 @@ import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from launcher.errors import ModelError
@@ -51,9 +51,9 @@ def stub() -> Iterator[ModelStub]:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
+async def http() -> AsyncIterator[httpx2.AsyncClient]:
     # trust_env=False: a proxy from the environment must not intercept loopback calls.
-    async with httpx.AsyncClient(trust_env=False) as client:
+    async with httpx2.AsyncClient(trust_env=False) as client:
         yield client
 
 
@@ -68,7 +68,7 @@ class SleepRecorder:
 
 
 def make(
-    provider: str, stub: ModelStub, http: httpx.AsyncClient, sleep: SleepRecorder | None = None
+    provider: str, stub: ModelStub, http: httpx2.AsyncClient, sleep: SleepRecorder | None = None
 ) -> OpenAIModel | AnthropicModel:
     policy = RetryPolicy(sleep=sleep or SleepRecorder(), jitter=lambda: 1.0)
     if provider == "openai":
@@ -86,7 +86,7 @@ def request(on_text: Callable[[str], Any] | None = None) -> ModelRequest:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_streamed_tool_call_arguments_are_assembled(
-    provider: str, stub: ModelStub, http: httpx.AsyncClient
+    provider: str, stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     calls = [("t1", "srv__ls", {"path": "src/launcher", "depth": 2}), ("t2", "srv__read", {})]
     stub.enqueue(STREAMS[provider](text="", tool_calls=calls, piece=3))
@@ -99,7 +99,7 @@ async def test_streamed_tool_call_arguments_are_assembled(
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_text_deltas_arrive_in_order_and_usage_is_parsed(
-    provider: str, stub: ModelStub, http: httpx.AsyncClient
+    provider: str, stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(STREAMS[provider](text="Two issues are open.", usage=(123, 45), piece=5))
     deltas: list[str] = []
@@ -115,7 +115,7 @@ async def test_text_deltas_arrive_in_order_and_usage_is_parsed(
 
 
 async def test_openai_request_has_tools_and_tool_results_in_wire_shape(
-    stub: ModelStub, http: httpx.AsyncClient
+    stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(openai_stream(text="ok"))
     await make("openai", stub, http).complete(request())
@@ -150,7 +150,7 @@ async def test_openai_request_has_tools_and_tool_results_in_wire_shape(
 
 
 async def test_anthropic_request_merges_tool_results_into_one_user_turn(
-    stub: ModelStub, http: httpx.AsyncClient
+    stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(anthropic_stream(text="ok"))
     await make("anthropic", stub, http).complete(request())
@@ -177,7 +177,7 @@ async def test_anthropic_request_merges_tool_results_into_one_user_turn(
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_429_and_503_are_retried_after_the_retry_after_delay(
-    provider: str, stub: ModelStub, http: httpx.AsyncClient
+    provider: str, stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(
         error_response(429, "rate limited", retry_after="2"),
@@ -193,7 +193,7 @@ async def test_429_and_503_are_retried_after_the_retry_after_delay(
 
 
 async def test_retry_without_retry_after_backs_off_exponentially(
-    stub: ModelStub, http: httpx.AsyncClient
+    stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(error_response(500, "boom"), error_response(502, "boom"), openai_stream("ok"))
     sleep = SleepRecorder()
@@ -203,7 +203,7 @@ async def test_retry_without_retry_after_backs_off_exponentially(
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_exhausted_retries_name_provider_status_and_message(
-    provider: str, stub: ModelStub, http: httpx.AsyncClient
+    provider: str, stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     stub.enqueue(*[error_response(529, "Overloaded right now") for _ in range(4)])
     with pytest.raises(ModelError) as caught:
@@ -213,7 +213,7 @@ async def test_exhausted_retries_name_provider_status_and_message(
     assert len(stub.requests) == 4
 
 
-async def test_client_error_is_not_retried(stub: ModelStub, http: httpx.AsyncClient) -> None:
+async def test_client_error_is_not_retried(stub: ModelStub, http: httpx2.AsyncClient) -> None:
     stub.enqueue(error_response(401, "invalid x-api-key", kind="authentication_error"))
     sleep = SleepRecorder()
     with pytest.raises(ModelError) as caught:
@@ -222,7 +222,7 @@ async def test_client_error_is_not_retried(stub: ModelStub, http: httpx.AsyncCli
     assert len(stub.requests) == 1 and sleep.delays == []
 
 
-async def test_unreachable_server_is_retried_then_reported(http: httpx.AsyncClient) -> None:
+async def test_unreachable_server_is_retried_then_reported(http: httpx2.AsyncClient) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -238,7 +238,7 @@ async def test_unreachable_server_is_retried_then_reported(http: httpx.AsyncClie
 
 
 async def test_error_event_in_anthropic_stream_is_a_model_error(
-    stub: ModelStub, http: httpx.AsyncClient
+    stub: ModelStub, http: httpx2.AsyncClient
 ) -> None:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     stub.enqueue(StubResponse(events=[sse(error, "error")]))
@@ -246,7 +246,7 @@ async def test_error_event_in_anthropic_stream_is_a_model_error(
         await make("anthropic", stub, http).complete(request())
 
 
-async def test_loopback_server_needs_no_key(stub: ModelStub, http: httpx.AsyncClient) -> None:
+async def test_loopback_server_needs_no_key(stub: ModelStub, http: httpx2.AsyncClient) -> None:
     stub.enqueue(openai_stream(text="local"))
     model = OpenAIModel("llama", http=http, api_key=None, base_url=stub.openai_base)
     assert (await model.complete(request())).text == "local"
@@ -258,5 +258,5 @@ async def test_loopback_server_needs_no_key(stub: ModelStub, http: httpx.AsyncCl
 )
 def test_missing_key_for_remote_server_names_the_env_var(cls: type, env_var: str) -> None:
     with pytest.raises(ModelError) as caught:
-        cls("m", http=httpx.AsyncClient(), api_key=None, base_url="https://api.example.com")
+        cls("m", http=httpx2.AsyncClient(), api_key=None, base_url="https://api.example.com")
     assert env_var in str(caught.value) and "scripted:" in str(caught.value)

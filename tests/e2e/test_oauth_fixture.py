@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import anyio
-import httpx
+import httpx2
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -51,7 +51,7 @@ def sdk_auth(mcp_url: str, storage: MemoryStorage) -> OAuthClientProvider:
     box: dict[str, AuthorizationCodeResult] = {}
 
     async def redirect(url: str) -> None:
-        async with httpx.AsyncClient() as http:
+        async with httpx2.AsyncClient() as http:
             reply = await http.get(url)
         assert reply.status_code == 302
         query = parse_qs(urlparse(reply.headers["location"]).query)
@@ -107,7 +107,7 @@ def test_fixture_refuses_a_revoked_refresh_token() -> None:
         assert fx.revoke_refresh() == 1
         assert fx.expire_access() == 1
         refresh = storage.tokens.refresh_token
-        reply = httpx.post(
+        reply = httpx2.post(
             f"{fx.base}/token",
             data={
                 "grant_type": "refresh_token",
@@ -122,6 +122,6 @@ def test_fixture_refuses_a_revoked_refresh_token() -> None:
 
 def test_fixture_rejects_calls_without_a_token() -> None:
     with oauth_fixture() as fx:
-        reply = httpx.post(fx.mcp_url, json={}, timeout=30)
+        reply = httpx2.post(fx.mcp_url, json={}, timeout=30)
         assert reply.status_code == 401
         assert "resource_metadata=" in reply.headers["www-authenticate"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
+import httpx2
 import pytest
 
 from tests.e2e.conftest import Subagent, write_config
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 def test_a_forged_callback_is_refused_and_the_real_login_completes(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    forged: list[httpx.Response] = []
+    forged: list[httpx2.Response] = []
     states: list[str] = []
 
     def forge(url: str) -> None:
@@ -26,7 +26,7 @@ def test_a_forged_callback_is_refused_and_the_real_login_completes(
         states.append(query["state"][0])
         callback = query["redirect_uri"][0]
         for bad in ("code=forged&state=wrong", "code=forged", "error=access_denied&state=x"):
-            forged.append(httpx.get(f"{callback}?{bad}", timeout=BROWSER_TIMEOUT_S))
+            forged.append(httpx2.get(f"{callback}?{bad}", timeout=BROWSER_TIMEOUT_S))
 
     with oauth_fixture() as fx:
         config = write_config(tmp_path / "cfg", {"remote": oauth_server(fx.mcp_url)})

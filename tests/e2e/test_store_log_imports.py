@@ -12,7 +12,7 @@ from tests.e2e.test_cli_help_imports import _imported
 
 pytestmark = pytest.mark.e2e
 
-SLOW = ("typer", "click", "pydantic", "rich", "mcp", "httpx", "anyio", "launcher.session")
+SLOW = ("typer", "click", "pydantic", "rich", "mcp", "httpx", "httpx2", "anyio", "launcher.session")
 
 
 def test_log_runs_without_typer(tmp_path: Path, subagent: Subagent) -> None:

@@ -21,6 +21,7 @@ from mcp import MCPError
 from mcp_types import INVALID_PARAMS
 
 from launcher.backend.pool import SubAgent, SubagentManager
+from launcher.events import RunStatus
 
 DEFAULT_TTL_MS = 3_600_000
 """Retention when neither host nor `serve --task-ttl` names one: an hour gives a host time
@@ -98,7 +99,7 @@ def run_result(entry: SubAgent) -> types.CallToolResult:
     the agent said.
     """
     snapshot = entry.snapshot()
-    if entry.status == "completed":
+    if entry.status.ok:
         text = entry.result
     else:
         why = f": {entry.error}" if entry.error else ""
@@ -106,7 +107,7 @@ def run_result(entry: SubAgent) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=snapshot,
-        is_error=entry.status == "error",
+        is_error=entry.status is RunStatus.ERROR,
     )
 
 

@@ -21,6 +21,7 @@ from launcher.backend.catalog import TASK_TOOLS, has_tasks
 from launcher.backend.pool import SubAgent
 from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.errors import SubagentError
+from launcher.events import RunStatus
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The `_meta` key tying a message to its task."""
@@ -33,9 +34,9 @@ def status_v1(entry: SubAgent) -> str:
     """The 2025-11-25 status: a run that ended in error is `failed` (an isError result)."""
     if not entry.done.is_set():
         return "working"
-    if entry.status == "error":
+    if entry.status is RunStatus.ERROR:
         return "failed"
-    if entry.status == "stopped":
+    if entry.status is RunStatus.STOPPED:
         return "cancelled"
     return "completed"
 

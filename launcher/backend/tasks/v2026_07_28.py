@@ -29,6 +29,7 @@ from launcher.backend.pool import SubAgent
 from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.backend.tasks.v2025_11_25 import Spawn
 from launcher.errors import SubagentError
+from launcher.events import RunStatus
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
@@ -56,7 +57,7 @@ def status_v2(entry: SubAgent) -> str:
     (`failed` is for protocol faults, which a finished run is not)."""
     if not entry.done.is_set():
         return "working"
-    return "cancelled" if entry.status == "stopped" else "completed"
+    return "cancelled" if entry.status is RunStatus.STOPPED else "completed"
 
 
 def task_v2(record: TaskRecord) -> dict[str, Any]:

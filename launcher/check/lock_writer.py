@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launcher.check.lock import AgentPin, Drift, Lock, diff, load_lock, pin_session, write_lock
+from launcher.bridge.phase import ServerPhase
+from launcher.check.pins import AgentPin, Drift, Lock, diff, load_lock, pin_session, write_lock
 from launcher.config.discovery import DEFAULT_AGENT
 from launcher.config.types import Config
 from launcher.errors import ConfigError, ServerError
@@ -62,7 +63,7 @@ async def pin_agent(config: Config, agent: str, *, settle: float, workspace: Pat
             await anyio.sleep(settle)
         for name, status in s.status().items():
             # A lock taken while a server is down would later mute every tool it has.
-            if status.state == "failed":
+            if status.state is ServerPhase.FAILED:
                 raise ServerError(
                     name, f"failed, so agent '{agent}' was not locked: {status.error}"
                 )

@@ -1,7 +1,7 @@
 """The tool-surface lock (`subagent.lock.json`): its data, its file, and the run-time check.
 
 A leaf like the rest of config, so the session (which enforces a lock) and the serve
-worker may use it; `launcher/check/lock.py` pins live sessions and diffs pins.
+worker may use it; `launcher/check/pins.py` pins live sessions and diffs pins.
 Built-in tools are never locked: only server tools are pinned and checked.
 """
 

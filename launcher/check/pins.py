@@ -1,6 +1,6 @@
 """Locks from live sessions: pin an agent's tool surface, and diff two pins.
 
-The lock's data, file and run-time check live in `launcher/config/lock.py` (a leaf, so the
+The lock's data, file and run-time check live in `launcher/config/lockfile.py` (a leaf, so the
 session and the serve worker can enforce it); they are re-exported here for `check`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from launcher.config.lock import (
+from launcher.config.lockfile import (
     CHANGED_SINCE_LOCK,
     LOCK_FILE,
     LOCK_REASONS,

@@ -1,0 +1,78 @@
+"""A server's transport, made in one place: a stdio server's process, or an HTTP client
+with its auth (an OAuth provider, a `SUBAGENT_TOKEN_<NAME>` header or the spec's headers).
+
+SDK-free: a stdio server is spawned before the SDK is loaded, so the import overlaps the
+server's start-up; the SDK-side pieces come in as the loaded `launcher.bridge.sdk` module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+from launcher.auth.tokens import TokenStore
+from launcher.bridge.process import StdioChild, server_environment, spawn_server
+from launcher.config.types import ServerSpec
+from launcher.procs.group import stop_group
+from launcher.procs.watchdog import Watchdog
+from launcher.state import state_home
+
+
+async def spawn_stdio(
+    spec: ServerSpec,
+    stack: AsyncExitStack,
+    child: StdioChild,
+    *,
+    workspace: Path,
+    watchdog: Watchdog | None,
+    on_stderr: Callable[[ByteReceiveStream], None],
+) -> None:
+    """Start the stdio server into `child`; `stack` ends its group even if the transport
+    never ran. `on_stderr` gets the server's stderr pipe (the log pump)."""
+    process = await spawn_server(
+        spec.command or "",
+        list(spec.args),
+        env=server_environment(dict(spec.env)),
+        cwd=workspace / spec.cwd if spec.cwd else workspace,
+        join=watchdog.join_argv if watchdog is not None else None,
+    )
+    if process.stderr is not None:
+        on_stderr(process.stderr)
+    child.pid = process.pid
+    child.process = process
+    if watchdog is not None:
+        watchdog.guard(process.pid)
+        stack.callback(watchdog.release, process.pid)
+
+    async def stop() -> None:
+        # The transport normally stopped the group already; then this returns at once.
+        with anyio.CancelScope(shield=True):
+            await stop_group(process)
+
+    stack.push_async_callback(stop)
+
+
+async def open_transport(
+    sdk: ModuleType,
+    spec: ServerSpec,
+    stack: AsyncExitStack,
+    child: StdioChild,
+    auth_store: TokenStore | None,
+) -> tuple[Any, Any]:
+    """The SDK transport for `spec` and its OAuth provider (None but for an OAuth server).
+
+    A stdio server must have been spawned into `child` first; an HTTP client closes with
+    `stack`.
+    """
+    if spec.type != "http":
+        return sdk.stdio_transport(child), None
+    store = auth_store or TokenStore(state_home())
+    headers, auth = sdk.session_auth(spec, store, os.environ)
+    return await sdk.http_transport(stack, spec.url or "", headers, auth), auth

@@ -1,0 +1,106 @@
+"""The files `subagent init` writes: an example agent, its scripted model, a check, a workflow.
+
+Everything runs offline: the one server is the shipped stub GitHub server, started with
+the interpreter that runs `subagent` (so it works from a pipx or uv tool install, whose
+`python` on PATH is not that one); `SUBAGENT_PYTHON` overrides it, which the CI workflow
+does, because the path written here exists on this machine only.
+"""
+
+from __future__ import annotations
+
+import json
+
+SERVER = "github"
+AGENT = "triage"
+PYTHON_ENV = "SUBAGENT_PYTHON"
+"""Overrides the stub server's interpreter (the CI workflow sets it to the runner's)."""
+
+
+def mcp_json(python: str) -> str:
+    """`.subagent/mcp.json`: the stub GitHub server, on this interpreter unless overridden."""
+    command = json.dumps(f"${{{PYTHON_ENV}:-{python}}}")
+    return (
+        '{\n  "mcpServers": {\n'
+        f'    "{SERVER}": {{\n'
+        f'      "command": {command},\n'
+        '      "args": ["-m", "mcp_servers.github"],\n'
+        '      "startup_timeout": 30\n'
+        "    }\n  }\n}\n"
+    )
+
+
+def agent_md(script: str) -> str:
+    """`.subagent/agents/triage.md`: reads issues through the stub server, never writes."""
+    return f"""---
+name: {AGENT}
+description: Triage open GitHub issues with the {SERVER} server only; never writes.
+model: scripted:{script}   # relative to this file
+tools: read, grep, ext:{SERVER}
+disallowed_tools: ext:{SERVER}/create_*, ext:{SERVER}/add_*
+max_turns: 6
+expect:
+  tools_present: [read, grep, "ext:{SERVER}/list_issues", "ext:{SERVER}/get_issue"]
+  tools_absent: ["ext:{SERVER}/create_*", "ext:{SERVER}/add_*", bash, write]
+  servers_connected: [{SERVER}]
+  prompt_contains: ["You triage GitHub issues", {SERVER}__list_issues]
+  prompt_absent: [{SERVER}__create_issue]
+---
+You triage GitHub issues. List the open issues, read the ones that look urgent,
+and answer with a short prioritised list: issue number, title, and why.
+You never change issues or code.
+"""
+
+
+SCRIPT_YAML = f"""# The `scripted:` model replays these turns: no network, no API key.
+# Turn 2 also asks for {SERVER}__create_issue, which the agent's disallowed_tools exclude:
+# the call-time veto refuses it before it reaches the server (the refusal is the point).
+# Swap the model for a real one with --model, e.g. --model openai:gpt-4.1-mini.
+steps:
+  - call:
+      - {{tool_from: {SERVER}/list_issues, args: {{repo: acme/widgets, state: open}}}}
+  - call:
+      - {{tool_from: {SERVER}/get_issue, args: {{repo: acme/widgets, number: 1}}}}
+      - {{tool: {SERVER}__create_issue, args: {{repo: acme/widgets, title: "not allowed"}}}}
+  - say: |
+      Open issues in acme/widgets, by priority:
+      1. acme/widgets#1 "Crash when widget size is zero" (bug, priority:high).
+      2. acme/widgets#3 "Support dark mode" (enhancement).
+"""
+
+CHECK_YAML = f"""# A whole scripted run of the {AGENT} agent, judged from its events (offline).
+agent: {AGENT}
+run:
+  scripted: ../scripts/triage.yaml      # relative to this file
+  prompt: Triage the open issues
+  calls: [{SERVER}__list_issues, {SERVER}__get_issue]
+  tool_errors: [{SERVER}__create_issue]  # the veto refuses the disallowed tool
+  result_contains: ["acme/widgets#1"]
+"""
+
+
+def workflow_yaml(install: str) -> str:
+    """`.github/workflows/agents.yml`: `subagent check` with a JUnit report; `install` is
+    the pip requirement that installs subagent."""
+    return f"""# Smoke-test the agents in .subagent/ on every push: offline, a few seconds.
+name: agents
+on: [push, pull_request]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      # Pin it: add @TAG or @COMMIT to a git URL, or install a wheel you keep.
+      - run: pip install "{install}"
+      - run: subagent check --junit report.xml
+        env:
+          SUBAGENT_CONFIG_DIR: .subagent
+          # The stub server runs on the runner's python, not on the one init wrote down.
+          {PYTHON_ENV}: ${{{{ env.pythonLocation }}}}/bin/python
+      - uses: mikepenz/action-junit-report@v5
+        if: always()
+        with:
+          report_paths: report.xml
+"""
