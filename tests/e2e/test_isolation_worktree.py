@@ -202,7 +202,7 @@ async def test_a_served_isolated_agent_tells_the_host_its_branch(tmp_path: Path)
     agent = "---\nname: careful\nisolation: worktree\n---\nYou edit carefully.\n"
     config = write_config(tmp_path / "cfg", {}, {"careful": agent})
     write = [{"tool": "write", "args": {"path": "README.md", "content": "served\n"}}]
-    model = script(tmp_path, "served", write)
+    model = script(config, "served", write)  # a host's scripted: file lives in the config dir
     env = cli_env(tmp_path / "state")
     argv = ["-m", "launcher.cli", "serve", "--config-dir", str(config), "--workspace", str(repo)]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(tmp_path))
