@@ -17,6 +17,8 @@ pytestmark = pytest.mark.e2e
 
 SERVE_FACE = ("launcher.backend.server", "launcher.backend.tasks", "launcher.backend.early")
 SERVE_FACE += ("launcher.backend.handover", "mcp.server")
+SERVE_FACE += ("launcher.backend.pool", "launcher.backend.spare", "launcher.backend.worker")
+"""serve's face and its worker pool: a plain spawn loads the pool only when it delegates."""
 HEAVY = ("mcp", "mcp_types", "pydantic", "typer", "click", "anyio", "httpx", "rich")
 EARLY_PATH = (
     "from launcher.cli.entry import main\n"
