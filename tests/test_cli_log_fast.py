@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from launcher.cli import logcmd
+from launcher.cli import log as log_command
 from launcher.cli.app import app
 
 SAME = [
@@ -45,7 +45,7 @@ def typer_keywords(args: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str
         seen.update(ref=ref, **keywords)
         return 0
 
-    monkeypatch.setattr(logcmd, "run_log", record)
+    monkeypatch.setattr(log_command, "run_log", record)
     result = CliRunner().invoke(app, ["log", *args])
     assert result.exit_code == 0, result.output
     return seen
@@ -53,9 +53,9 @@ def typer_keywords(args: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str
 
 @pytest.mark.parametrize("args", SAME, ids=" ".join)
 def test_fast_parse_agrees_with_typer(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    assert logcmd.parse_fast(args) == typer_keywords(args, monkeypatch)
+    assert log_command.parse_fast(args) == typer_keywords(args, monkeypatch)
 
 
 @pytest.mark.parametrize("args", FALLBACK, ids=" ".join)
 def test_unusual_arguments_are_left_to_typer(args: list[str]) -> None:
-    assert logcmd.parse_fast(args) is None
+    assert log_command.parse_fast(args) is None

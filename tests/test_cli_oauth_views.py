@@ -7,7 +7,7 @@ import webbrowser
 
 import pytest
 
-from launcher.cli.authcmd import graphical_browser_likely, url_opener
+from launcher.cli.login import graphical_browser_likely, url_opener
 from launcher.cli.render import describe_oauth, print_servers
 
 NOW = 1_000_000.0

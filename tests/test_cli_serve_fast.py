@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from launcher.cli import run, servecmd
+from launcher.cli import run
+from launcher.cli import serve as serve_command
 from launcher.cli.app import app
 
 SAME = [
@@ -43,7 +44,7 @@ def typer_keywords(args: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str
         seen.update(keywords)
         return 0
 
-    monkeypatch.setattr(servecmd, "run_serve", record)
+    monkeypatch.setattr(serve_command, "run_serve", record)
     monkeypatch.setattr(run, "finish", lambda code: None)  # the command leaves by os._exit
     result = CliRunner().invoke(app, ["serve", *args])
     assert result.exit_code == 0, result.output
@@ -53,18 +54,18 @@ def typer_keywords(args: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str
 @pytest.mark.parametrize("args", SAME, ids=" ".join)
 def test_fast_parse_agrees_with_typer(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SUBAGENT_CONFIG_DIR", raising=False)
-    assert servecmd.parse_fast(args) == typer_keywords(args, monkeypatch)
+    assert serve_command.parse_fast(args) == typer_keywords(args, monkeypatch)
 
 
 def test_the_config_dir_variable_is_read_as_typer_reads_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SUBAGENT_CONFIG_DIR", "from-env")
-    fast = servecmd.parse_fast([])
+    fast = serve_command.parse_fast([])
     assert fast is not None and fast["config_dir"] == Path("from-env")
     assert fast == typer_keywords([], monkeypatch)
 
 
 @pytest.mark.parametrize("args", FALLBACK, ids=" ".join)
 def test_unusual_arguments_are_left_to_typer(args: list[str]) -> None:
-    assert servecmd.parse_fast(args) is None
+    assert serve_command.parse_fast(args) is None

@@ -217,3 +217,44 @@ def test_the_cycle_finder_sees_a_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
     assert "engines.base" in import_graph()["engines.local"]
+
+
+CLI_COMMAND_MAX_LINES = 250
+"""A command module is one signature and its body; spawn and serve (with its fast parser)
+are the largest, near 200: room for a few options, not for a second job."""
+CLI_SHARED_MODULE = {"logout": "login"}
+"""Commands living in another command's module: `logout` beside `login`."""
+
+
+def cli_command_modules() -> dict[str, str]:
+    """Each registered `subagent` command -> the module its typer function lives in."""
+    from launcher.cli.app import app
+
+    found: dict[str, str] = {}
+    for info in app.registered_commands:
+        assert info.callback is not None
+        name = info.name or info.callback.__name__.replace("_", "-")
+        found[name] = info.callback.__module__
+    return found
+
+
+def test_each_cli_command_lives_in_a_module_named_for_it() -> None:
+    # Signature and body together: a command found elsewhere (run.py, a cmd_* grab bag)
+    # is the shape this replaced.
+    commands = cli_command_modules()
+    assert {"init", "spawn", "serve", "log", "logout"} <= set(commands)
+    wrong = [
+        f"{name}: in {module}, expected {expected}"
+        for name, module in commands.items()
+        if module != (expected := "launcher.cli." + CLI_SHARED_MODULE.get(name, name))
+    ]
+    assert wrong == [], "cli commands outside their own module:\n" + "\n".join(wrong)
+
+
+def test_cli_command_modules_are_small() -> None:
+    sizes = {
+        module: len((PACKAGE.parent / (module.replace(".", "/") + ".py")).read_text().splitlines())
+        for module in set(cli_command_modules().values())
+    }
+    big = {name: n for name, n in sizes.items() if n > CLI_COMMAND_MAX_LINES}
+    assert big == {}, f"cli command modules over {CLI_COMMAND_MAX_LINES} lines: {big}"

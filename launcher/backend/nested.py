@@ -11,8 +11,6 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from launcher.backend.pool import SubAgent, drive_worker
-from launcher.backend.protocol import Job
 from launcher.events import RunStatus
 from launcher.state import state_home
 from launcher.tools.delegate import Delegate
@@ -25,6 +23,10 @@ def make_delegate(
     """The Delegate of an agent at `depth` whose tree may go `max_depth` deep."""
 
     async def delegate(agent: str, prompt: str) -> ToolResult:
+        # The worker pool is serve's: a plain spawn loads it only when it delegates.
+        from launcher.backend.pool import SubAgent, drive_worker
+        from launcher.backend.protocol import Job
+
         if depth + 1 > max_depth:
             return ToolResult(
                 f"Sub-agent '{agent}' was not started: max_depth {max_depth} reached "

@@ -13,7 +13,6 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,6 +24,7 @@ from launcher.bridge.listing import list_all_tools, to_defs
 from launcher.bridge.loader import describe_startup_error, load_sdk
 from launcher.bridge.phase import ServerPhase
 from launcher.bridge.process import StdioChild
+from launcher.bridge.seam import SdkModule
 from launcher.bridge.serverlog import ServerLog
 from launcher.bridge.transport import open_transport, spawn_stdio
 from launcher.config.types import ServerSpec
@@ -80,7 +80,7 @@ class McpConnection:
         self._workspace = workspace
         self._watchdog = watchdog
         self._client: Client | None = None
-        self._sdk: ModuleType | None = None
+        self._sdk: SdkModule | None = None
         self._closing = anyio.Event()
         self._life: anyio.CancelScope | None = None
         self._child = StdioChild()
@@ -214,7 +214,7 @@ class McpConnection:
             )
 
     @asynccontextmanager
-    async def _open_client(self) -> AsyncIterator[tuple[ModuleType, Client]]:
+    async def _open_client(self) -> AsyncIterator[tuple[SdkModule, Client]]:
         async with AsyncExitStack() as stack:
             if self.spec.type == "stdio":
                 # Spawned before the SDK is loaded: the import overlaps the server's start-up.

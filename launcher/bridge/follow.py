@@ -10,13 +10,16 @@ transient failure does not lose a late tool for the session.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskStatus
 
 from launcher.bridge.coalesce import Coalescer
 from launcher.bridge.loader import load_sdk
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 RELIST_TIMEOUT_S = 60.0
 """A re-list attempt after list_changed that takes longer than this is abandoned."""
@@ -39,7 +42,7 @@ class ListFollower:
 
     def __init__(
         self,
-        relist: Callable[[Any], Awaitable[None]],
+        relist: Callable[[Client], Awaitable[None]],
         note: Callable[[str], None],
         ended: Callable[[], bool],
         *,
@@ -60,11 +63,11 @@ class ListFollower:
         """Schedule a re-list; a burst of requests coalesces into one re-list at a time."""
         self._relister.request()
 
-    async def serve(self, client: Any) -> None:
+    async def serve(self, client: Client) -> None:
         """Run the requested re-lists until cancelled."""
         await self._relister.serve(lambda: self.refresh(client))
 
-    async def refresh(self, client: Any) -> None:
+    async def refresh(self, client: Client) -> None:
         """Re-list after list_changed, retrying with backoff; the old list stays meanwhile."""
         delay = self.backoff_s
         for attempt in range(1, RELIST_ATTEMPTS + 1):
@@ -84,7 +87,7 @@ class ListFollower:
             delay *= 2
 
     async def listen(
-        self, client: Any, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """2026-07-28 list_changed: follow the listen stream, re-opening it when it drops.
 

@@ -6,7 +6,7 @@ registry shows it as muted instead of it silently disappearing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from launcher.bridge.schemas import ArgumentChecker, valid_schema
 from launcher.errors import ProtocolError
@@ -14,6 +14,7 @@ from launcher.toolset.types import ToolDef
 
 if TYPE_CHECKING:
     import mcp_types as types
+    from mcp import Client
 
 MAX_PAGES = 10_000
 """A server that keeps returning cursors past this many pages is broken, not big."""
@@ -21,7 +22,7 @@ INVALID_SCHEMA = "invalid input schema"
 """The muted reason of a tool whose input schema a model API would reject."""
 
 
-async def list_all_tools(client: Any) -> list[types.Tool]:
+async def list_all_tools(client: Client) -> list[types.Tool]:
     """Follow `next_cursor` to the end, bypassing the client's cache; a repeated cursor fails."""
     tools: list[types.Tool] = []
     cursor: str | None = None

@@ -8,24 +8,31 @@ from __future__ import annotations
 
 import importlib
 import threading
-from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
-_sdk: ModuleType | None = None
+from launcher.bridge.seam import SdkModule
+
+if TYPE_CHECKING:
+    from launcher.bridge import sdk as _real
+
+    _HELD_TO_THE_SEAM: SdkModule = _real  # the type checker holds the module to the Protocol
+
+_sdk: SdkModule | None = None
 _sdk_lock = threading.Lock()
 
 
-def _import_sdk() -> ModuleType:
+def _import_sdk() -> SdkModule:
     global _sdk
     # One importer at a time: threads importing one package at once can see it half-made.
     with _sdk_lock:
         if _sdk is None:
-            _sdk = importlib.import_module("launcher.bridge.sdk")
+            _sdk = cast(SdkModule, importlib.import_module("launcher.bridge.sdk"))
         return _sdk
 
 
-async def load_sdk() -> ModuleType:
+async def load_sdk() -> SdkModule:
     """`launcher.bridge.sdk`, imported in a worker thread the first time (the loop runs on)."""
     return _sdk if _sdk is not None else await anyio.to_thread.run_sync(_import_sdk)
 

@@ -11,7 +11,6 @@ import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -19,6 +18,7 @@ from anyio.abc import ByteReceiveStream
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.process import StdioChild, server_environment, spawn_server
+from launcher.bridge.seam import SdkModule
 from launcher.config.types import ServerSpec
 from launcher.procs.group import stop_group
 from launcher.procs.watchdog import Watchdog
@@ -60,7 +60,7 @@ async def spawn_stdio(
 
 
 async def open_transport(
-    sdk: ModuleType,
+    sdk: SdkModule,
     spec: ServerSpec,
     stack: AsyncExitStack,
     child: StdioChild,

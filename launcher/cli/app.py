@@ -1,7 +1,8 @@
 """The `subagent` command line: the typer app and its commands, registered in help order.
 
-Nothing heavy is imported at module level: `--help`, `agents` and `servers` must stay
-fast and must never start a process (only `tools`, `spawn` and `serve` may).
+Each command is one module named for it (signature and body); nothing heavy is imported
+at module level in any of them: `--help`, `agents` and `servers` must stay fast and must
+never start a process (only `tools`, `spawn` and `serve` may).
 """
 
 from __future__ import annotations
@@ -65,21 +66,33 @@ def _group(
     pass
 
 
-from launcher.cli import cmd_auth, cmd_ci, cmd_config, cmd_init, cmd_log, cmd_session  # noqa: E402
+from launcher.cli import (  # noqa: E402
+    agents,
+    batch,
+    check,
+    init,
+    lock,
+    log,
+    login,
+    serve,
+    servers,
+    spawn,
+    tools,
+)
 
 for command in (
-    cmd_init.init,
-    cmd_config.agents,
-    cmd_config.servers,
-    cmd_session.tools,
-    cmd_session.spawn,
-    cmd_session.serve,
-    cmd_ci.batch,
-    cmd_ci.lock,
-    cmd_log.log,
-    cmd_ci.check,
-    cmd_auth.login,
-    cmd_auth.logout,
+    init.init,
+    agents.agents,
+    servers.servers,
+    tools.tools,
+    spawn.spawn,
+    serve.command(),
+    batch.batch,
+    lock.lock,
+    log.command(),
+    check.check,
+    login.login,
+    login.logout,
 ):
     app.command()(command)
 

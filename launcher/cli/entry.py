@@ -3,7 +3,7 @@
 A command that runs sessions re-executes itself at once when credential-named variables
 are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
 second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` and
-`serve` with plain arguments run without typer at all (logcmd / servecmd.parse_fast).
+`serve` with plain arguments run without typer at all (cli/log.py, cli/serve.py: parse_fast).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _fast_serve(args: list[str]) -> None:
 
     A host waits for serve's first answer: typer's import would come before it.
     """
-    from launcher.cli.servecmd import parse_fast, run_serve
+    from launcher.cli.serve import parse_fast, run_serve
 
     keywords = parse_fast(args)
     if keywords is not None:
@@ -52,7 +52,7 @@ def _fast_serve(args: list[str]) -> None:
 
 def _fast_log(args: list[str]) -> None:
     """Run `subagent log` without typer when its arguments are plain; else return."""
-    from launcher.cli.logcmd import parse_fast, run_log
+    from launcher.cli.log import parse_fast, run_log
 
     keywords = parse_fast(args)
     if keywords is not None:

@@ -17,15 +17,17 @@ pytestmark = pytest.mark.e2e
 
 SERVE_FACE = ("launcher.backend.server", "launcher.backend.tasks", "launcher.backend.early")
 SERVE_FACE += ("launcher.backend.handover", "mcp.server")
+SERVE_FACE += ("launcher.backend.pool", "launcher.backend.spare", "launcher.backend.worker")
+"""serve's face and its worker pool: a plain spawn loads the pool only when it delegates."""
 HEAVY = ("mcp", "mcp_types", "pydantic", "typer", "click", "anyio", "httpx", "rich")
 EARLY_PATH = (
     "from launcher.cli.entry import main\n"
-    "from launcher.cli.servecmd import parse_fast, run_serve\n"
+    "from launcher.cli.serve import parse_fast, run_serve\n"
     "from launcher.cli.loading import load\n"
     "from launcher.config.discovery import load_config\n"
     "from launcher.backend.early import EarlyAnswers, EarlyFace\n"
 )
-"""Everything `subagent serve` imports before its early face answers (servecmd.run_serve)."""
+"""Everything `subagent serve` imports before its early face answers (cli/serve.py, run_serve)."""
 
 
 def _within(modules: set[str], rooms: tuple[str, ...]) -> set[str]:

@@ -1,9 +1,14 @@
-"""`subagent log`: read the session store. Stdlib only at import: the command must stay fast."""
+"""`subagent log`: read the session store. Stdlib only at import: the command must stay fast.
 
-from __future__ import annotations
+The console script parses plain arguments with `parse_fast` before typer loads
+(cli/entry.py), so typer is imported only inside `command()`, which builds the typer
+signature. No `from __future__ import annotations`: typer reads the annotations of that
+nested function, whose names live in its scope, not the module's.
+"""
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from launcher.errors import UsageError
@@ -48,6 +53,46 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
         return None
     out["n"] = int(n)
     return out
+
+
+def command() -> Callable[..., None]:
+    """The typer command `log`, built on demand so that the fast path never imports typer."""
+    from typing import Annotated
+
+    import typer
+
+    from launcher.cli.options import JsonFlag, exit_with
+
+    def log(
+        ref: Annotated[
+            str | None,
+            typer.Argument(help="Session ID (or `last`) to show; `prune` to delete old."),
+        ] = None,
+        n: Annotated[
+            int, typer.Option("-n", min=1, help="How many sessions to list.")
+        ] = LOG_DEFAULT_N,
+        query: Annotated[
+            str | None, typer.Option("-q", "--query", help="Full-text search of what was said.")
+        ] = None,
+        usage: Annotated[
+            bool, typer.Option("--usage", help="Token and time totals per model.")
+        ] = False,
+        older_than: Annotated[
+            str | None,
+            typer.Option("--older-than", help="With `prune`: an age such as 30d, 12h."),
+        ] = None,
+        json_out: JsonFlag = False,
+    ) -> None:
+        """Stored sessions: list (newest first), show one, search (-q), totals (--usage), prune."""
+
+        def body() -> int:
+            return run_log(
+                ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out
+            )
+
+        exit_with(body)
+
+    return log
 
 
 def run_log(

@@ -1,56 +1,22 @@
-"""`check`, `lock` and `batch`: the CI and fan-out commands."""
+"""`subagent batch`: one sub-agent per line of a tasks file, one result line per task."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from launcher.cli.options import (
     ConfigDir,
     Isolation,
-    JsonFlag,
     ServersFrom,
     Verbose,
     Workspace,
-    check_settle,
     exit_with,
     load,
 )
-
-LOCK_SETTLE_S = 1.0
-"""`subagent lock` waits this long after the ready barrier, as `check` does by default."""
-
-
-def check(
-    targets: Annotated[
-        list[str] | None,
-        typer.Argument(help="AGENT or CHECKFILE (default: every expect: block and check file)."),
-    ] = None,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Sessions running at once.")] = 2,
-    json_out: JsonFlag = False,
-    config_dir: ConfigDir = None,
-    servers_from: ServersFrom = None,
-    workspace: Workspace = None,
-) -> None:
-    """Run agents' expect: blocks, check files and lock drift; exit 1 if any check fails."""
-
-    def body() -> int:
-        from launcher.cli.run import run_check
-
-        config = load(config_dir, session=True)
-        return run_check(
-            config,
-            targets or [],
-            jobs=jobs,
-            junit=junit,
-            json_out=json_out,
-            workspace=workspace or Path.cwd(),
-        )
-
-    exit_with(body, fast=True)
 
 
 def batch(
@@ -82,7 +48,6 @@ def batch(
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
 
     def body() -> int:
-        from launcher.cli.run import run_batch_command
         from launcher.engines.base import EngineOptions
         from launcher.worktree import check_isolation, repo_root
 
@@ -114,30 +79,66 @@ def batch(
     exit_with(body, fast=True)
 
 
-def lock(
-    agents: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Agents to pin (default: those already locked or with an expect: block, "
-            "else general-purpose)."
-        ),
-    ] = None,
-    settle: Annotated[
-        float,
-        typer.Option(
-            callback=check_settle, help="Seconds to wait after the ready barrier before pinning."
-        ),
-    ] = LOCK_SETTLE_S,
-    config_dir: ConfigDir = None,
-    servers_from: ServersFrom = None,
-    workspace: Workspace = None,
-) -> None:
-    """Pin each agent's server tools in subagent.lock.json and print what changed."""
+def run_batch_command(
+    tasks: Path,
+    *,
+    out: Path | None,
+    jobs: int,
+    engine: str,
+    options: Any,
+    retry_failed: bool,
+) -> int:
+    """Exit 0 every task completed, 1 any failed (in this run or recorded in `out` from an
+    earlier one), 2 a bad input line or an unusable `--out`."""
+    from launcher.cli.render import BatchBar, print_batch_summary
+    from launcher.cli.run import run_async
+    from launcher.engines.batch import plan_rerun, run_batch
+    from launcher.engines.factory import engine_factory
+    from launcher.errors import UsageError
 
-    def body() -> int:
-        from launcher.cli.run import run_lock
+    make_engine = engine_factory(engine)
+    if not tasks.is_file():
+        raise UsageError(f"{tasks}: no such tasks file")
+    if out is not None:
+        check_writable(out, "--out")
+    plan = plan_rerun(out, retry_failed=retry_failed)
+    bar = BatchBar() if sys.stderr.isatty() else None
+    sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
 
-        config = load(config_dir, session=True)
-        return run_lock(config, agents or [], settle=settle, workspace=workspace or Path.cwd())
+    async def main() -> Any:
+        return await run_batch(
+            tasks,
+            make_engine(options),
+            out=sink,
+            jobs=jobs,
+            skip=plan.skip,
+            failed_before=plan.failed_before,
+            on_change=bar,
+        )
 
-    exit_with(body, fast=True)
+    try:
+        progress = run_async(main)
+    finally:
+        if bar is not None:
+            bar.clear()
+        if sink is not sys.stdout:
+            sink.close()
+    print_batch_summary(progress)
+    if options.verbose:
+        from launcher.state import state_home
+
+        sys.stderr.write(f"batch: worker logs in {state_home() / 'batch'}\n")
+    return progress.exit_code()
+
+
+def check_writable(path: Path, option: str) -> None:
+    """UsageError unless `path` can be appended to (its directory exists, it is a file)."""
+    from launcher.errors import UsageError
+
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: directory {path.parent} does not exist")
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc

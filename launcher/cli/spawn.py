@@ -1,10 +1,11 @@
-"""`tools`, `spawn` and `serve`: the commands that run sessions."""
+"""`subagent spawn`: run an agent on a prompt to its end (or continue a stored session)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,45 +19,12 @@ from launcher.cli.options import (
     ServersFrom,
     Verbose,
     Workspace,
-    check_settle,
     exit_with,
     load,
 )
 
-
-def tools(
-    agent: Annotated[str, typer.Argument(help="Agent name.")] = "general-purpose",
-    ext: ExtOpt = None,
-    settle: Annotated[
-        float,
-        typer.Option(callback=check_settle, help="Seconds to wait after the ready barrier."),
-    ] = 0.0,
-    json_out: JsonFlag = False,
-    config_dir: ConfigDir = None,
-    servers_from: ServersFrom = None,
-    workspace: Workspace = None,
-    verbose: Verbose = False,
-    no_lock: NoLock = False,
-    sandbox: SandboxOpt = None,
-) -> None:
-    """Start a session, wait for its servers, print the tool set, end the session."""
-
-    def body() -> int:
-        from launcher.cli.run import run_tools
-
-        config = load(config_dir, session=True)
-        return run_tools(
-            config,
-            agent,
-            ext=ext or [],
-            settle=settle,
-            json_out=json_out,
-            workspace=workspace or Path.cwd(),
-            verbose=verbose,
-            no_lock=no_lock,
-        )
-
-    exit_with(body, fast=True)
+if TYPE_CHECKING:
+    from launcher.config.types import Config
 
 
 def spawn(
@@ -92,7 +60,6 @@ def spawn(
     """Run an agent on a prompt to its end."""
 
     def body() -> int:
-        from launcher.cli.run import load_resume, run_spawn
         from launcher.errors import UsageError
         from launcher.worktree import check_isolation
 
@@ -144,51 +111,89 @@ def spawn(
     exit_with(body, fast=True)
 
 
-def serve(
-    model: Annotated[
-        str | None, typer.Option("--model", help="Default model for sub-agents.")
-    ] = None,
-    max_concurrent: Annotated[
-        int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
-    ] = 4,
-    task_ttl: Annotated[
-        float,
-        typer.Option(
-            "--task-ttl",
-            min=0.001,
-            max=86400.0,
-            help="Seconds an ended MCP task's result is kept when the host names no ttl.",
-        ),
-    ] = 3600.0,
-    config_dir: ConfigDir = None,
-    servers_from: ServersFrom = None,
-    workspace: Workspace = None,
-    no_lock: NoLock = False,
-    scripted_dir: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--scripted-dir",
-            metavar="DIR",
-            exists=True,
-            file_okay=False,
-            help="Also accept a host's scripted:PATH model from DIR (repeatable).",
-        ),
-    ] = None,
-    sandbox: SandboxOpt = None,
-) -> None:
-    """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+def load_resume(ref: str) -> Any:
+    """`spawn --resume REF`: the stored session (agent, config dir, history); UsageError if none."""
+    from launcher.state import state_home
+    from launcher.store.history import load_resumable
 
-    def body() -> int:
-        from launcher.cli.servecmd import run_serve
+    return load_resumable(state_home(), ref)
 
-        return run_serve(
-            model=model,
-            max_concurrent=max_concurrent,
-            task_ttl=task_ttl,
-            config_dir=config_dir,
-            workspace=workspace,
-            no_lock=no_lock,
-            scripted_dirs=list(scripted_dir or []),
+
+def run_spawn(
+    config: Config,
+    agent_name: str,
+    prompt: str,
+    *,
+    ext: Sequence[str],
+    model: str | None,
+    max_turns: int | None,
+    base_url: str | None,
+    json_out: bool,
+    workspace: Path,
+    verbose: bool,
+    config_dir: Path | None = None,
+    no_lock: bool = False,
+    history: Any = None,
+    isolation: str | None = None,
+) -> int:
+    """Run the agent to its end; exit 0 completed, 1 otherwise.
+
+    With `history` (a StoredSession, from `--resume`) the run continues that session; with
+    `isolation` (or the agent's own) a new run works in a fresh git worktree.
+    """
+    from launcher.assemble import assemble_session, resolve_request, run_agent
+    from launcher.backend.nested import make_delegate
+    from launcher.cli.run import run_async
+    from launcher.events import RunStatus, jsonl_sink
+    from launcher.worktree import describe, isolated_workspace
+
+    agent = resolve_request(config, agent_name, ext)
+    # A resume continues in its stored workspace (the kept worktree, if any).
+    mode = None if history is not None else isolation or agent.isolation
+
+    def report(end: Any) -> None:
+        # After the session's own events: the worktree is summed up once every process
+        # of the run is gone.
+        if json_out:
+            sys.stdout.write(end.to_json() + "\n")
+        else:
+            sys.stderr.write(describe(end) + "\n")
+
+    with isolated_workspace(workspace, mode, label=agent_name, report=report) as where:
+        delegate = make_delegate(
+            config_dir=str(config_dir.resolve()) if config_dir else None,
+            workspace=where.resolve(),
+            depth=0,
+            max_depth=agent.max_depth,
         )
+        session = assemble_session(
+            config,
+            agent_name,
+            ext=ext,
+            workspace=where,
+            delegate=delegate,
+            lock=not no_lock,
+            config_dir=config_dir,
+            session_id=history.id if history is not None else None,
+        )
+        if json_out:
+            session.bus.subscribe(jsonl_sink(sys.stdout))
+        else:
+            from launcher.cli.render import SpawnRenderer
 
-    exit_with(body, fast=True)
+            session.bus.subscribe(SpawnRenderer())
+
+        async def main() -> RunStatus:
+            return await run_agent(
+                session,
+                prompt,
+                model=model,
+                max_turns=max_turns,
+                base_url=base_url,
+                history=history,
+            )
+
+        status = run_async(main)
+        if verbose:
+            sys.stderr.write(f"session logs: {session.dir}\n")
+    return 0 if status.ok else 1

@@ -1,14 +1,13 @@
-"""`subagent serve`'s body, and its plain arguments parsed without typer.
+"""`subagent serve`: the MCP backend on stdio, whose tools spawn and steer sub-agents.
 
-The console script runs `serve` through `parse_fast` before typer loads: a host waits for
-serve's first answer, and the early face (backend/early.py) can give it only as soon as
-the config is loaded. Stdlib only at import; tests/test_cli_serve_fast.py holds the
-parse equal to typer's.
+A host waits for serve's first answer, so the console script parses plain arguments with
+`parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
+face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
+`command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
 """
 
-from __future__ import annotations
-
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +84,71 @@ def _typed(raw: dict[str, Any]) -> dict[str, Any] | None:
         "no_lock": raw["no_lock"],
         "scripted_dirs": [Path(d) for d in raw["scripted_dirs"]],
     }
+
+
+def command() -> Callable[..., None]:
+    """The typer command `serve`, built on demand so that the fast path never imports typer."""
+    from typing import Annotated
+
+    import typer
+
+    from launcher.cli.options import (
+        ConfigDir,
+        NoLock,
+        SandboxOpt,
+        ServersFrom,
+        Workspace,
+        exit_with,
+    )
+
+    def serve(
+        model: Annotated[
+            str | None, typer.Option("--model", help="Default model for sub-agents.")
+        ] = None,
+        max_concurrent: Annotated[
+            int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
+        ] = MAX_CONCURRENT_DEFAULT,
+        task_ttl: Annotated[
+            float,
+            typer.Option(
+                "--task-ttl",
+                min=TASK_TTL_MIN_S,
+                max=TASK_TTL_MAX_S,
+                help="Seconds an ended MCP task's result is kept when the host names no ttl.",
+            ),
+        ] = TASK_TTL_DEFAULT_S,
+        config_dir: ConfigDir = None,
+        servers_from: ServersFrom = None,
+        workspace: Workspace = None,
+        no_lock: NoLock = False,
+        scripted_dir: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--scripted-dir",
+                metavar="DIR",
+                exists=True,
+                file_okay=False,
+                help="Also accept a host's scripted:PATH model from DIR (repeatable).",
+            ),
+        ] = None,
+        sandbox: SandboxOpt = None,
+    ) -> None:
+        """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+
+        def body() -> int:
+            return run_serve(
+                model=model,
+                max_concurrent=max_concurrent,
+                task_ttl=task_ttl,
+                config_dir=config_dir,
+                workspace=workspace,
+                no_lock=no_lock,
+                scripted_dirs=list(scripted_dir or []),
+            )
+
+        exit_with(body, fast=True)
+
+    return serve
 
 
 def run_serve(

@@ -11,8 +11,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from launcher.cli import init_files as files
+from launcher.cli.options import exit_with
 from launcher.errors import UsageError
 
 CONFIG = ".subagent"
@@ -21,6 +25,26 @@ LOCK_SETTLE_S = 0.0
 """The stub server lists every tool at connect: nothing arrives later to wait for."""
 REPOSITORY = "https://github.com/your-org/subagent"
 """Fallback for the workflow's install line when the package metadata names no repository."""
+
+
+def init(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(help="Project directory to set up (default: the current one)."),
+    ] = None,
+    ci: Annotated[
+        bool, typer.Option("--ci", help="Also write .github/workflows/agents.yml (JUnit report).")
+    ] = False,
+) -> None:
+    """Set up .subagent/ with an example that works offline at once (--ci: and a workflow).
+
+    An agent on the stub GitHub server, its scripted model, a check file and a lock.
+    Never overwrites a file (exit 2 naming it)."""
+
+    def body() -> int:
+        return run_init(directory, ci=ci)
+
+    exit_with(body, fast=True)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The bodies of `login` and `logout`.
+"""`login` and `logout`: OAuth for remote servers; they start no MCP server process.
 
 `login` is not a session command (cli/entry.py): it runs no model and no tool, so no
 process that could read its environment block runs while it lives, and it is not
@@ -11,15 +11,50 @@ from __future__ import annotations
 
 import os
 import sys
-import webbrowser
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
+
+from launcher.cli.options import ConfigDir, exit_with, load
 from launcher.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from launcher.config.types import Config, ServerSpec
+
+LOGIN_TIMEOUT_S = 300.0
+"""How long `login` waits for the browser's redirect: a person signs in within five minutes."""
+
+ServerName = Annotated[str, typer.Argument(help="The server's name in mcp.json.")]
+
+
+def login(
+    server: ServerName,
+    config_dir: ConfigDir = None,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
+    ] = False,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=1.0, help="Seconds to wait for the browser's redirect."),
+    ] = LOGIN_TIMEOUT_S,
+) -> None:
+    """Log in to an `"auth": "oauth"` server once; later sessions use the stored tokens."""
+
+    def body() -> int:
+        return run_login(server, config_dir, no_browser=no_browser, timeout_s=timeout)
+
+    exit_with(body)
+
+
+def logout(server: ServerName, config_dir: ConfigDir = None) -> None:
+    """Forget the tokens stored for a server."""
+
+    def body() -> int:
+        return run_logout(server, config_dir)
+
+    exit_with(body)
 
 
 def oauth_server(config: Config, name: str) -> ServerSpec:
@@ -60,6 +95,8 @@ def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]
         out.flush()
 
     def open_url(url: str) -> None:
+        import webbrowser
+
         opened = False
         if graphical_browser_likely(os.environ):
             try:
@@ -76,12 +113,11 @@ def url_opener(no_browser: bool, out: Any = sys.stdout) -> Callable[[str], None]
 
 
 def run_login(server: str, config_dir: Path | None, *, no_browser: bool, timeout_s: float) -> int:
-    """`subagent login SERVER`: the interactive flow, then a one-line status."""
+    """The interactive flow, then a one-line status."""
     import anyio
 
     from launcher.auth.tokens import TokenStore, env_token, token_env_name
     from launcher.bridge.auth.login import login
-    from launcher.cli.options import load
     from launcher.cli.render import describe_oauth
     from launcher.state import state_home
 
@@ -112,9 +148,8 @@ def quiet_sdk_logging() -> None:
 
 
 def run_logout(server: str, config_dir: Path | None) -> int:
-    """`subagent logout SERVER`: delete its stored tokens (a removed server's too)."""
+    """Delete the server's stored tokens (a removed server's too)."""
     from launcher.auth.tokens import TokenStore
-    from launcher.cli.options import load
     from launcher.state import state_home
 
     store = TokenStore(state_home())
