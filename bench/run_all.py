@@ -15,6 +15,7 @@ import call_rate
 import check_jobs
 import cli_help
 import fanout
+import grep_engine
 import list_burst
 import peers
 import sandbox
@@ -38,6 +39,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
 }
 

@@ -15,3 +15,10 @@ if [ "${1:-}" = "--interop" ] && [ -f .ci/install-interop.sh ]; then
   # The manual's builder (mkdocs build --strict in .ci/run), pinned in the `docs` extra.
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 fi
+# The orphan tests start a tmux server from the model's bash (a daemon that escapes).
+if [ "${1:-}" = "--interop" ] && ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] \
+  && command -v apt-get >/dev/null; then
+  (apt-get install -y -qq tmux >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null 2>&1; }) \
+    || echo "setup: tmux not installed; the orphan test's tmux case will be skipped" >&2
+fi

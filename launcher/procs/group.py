@@ -18,6 +18,8 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from launcher.procs import strays
+
 POLL_S = 0.02
 """Interval for polling process and group liveness; waits are short and bounded."""
 
@@ -40,7 +42,9 @@ SERVER_LADDER = Ladder(eof_grace_s=2.0, term_grace_s=2.0, sweep_s=0.3)
 
 async def spawn_group(argv: Sequence[str], **kwargs: Any) -> Process:
     """Start `argv` as the leader of a new session and process group (anyio.open_process)."""
-    return await anyio.open_process(list(argv), start_new_session=True, **kwargs)
+    process = await anyio.open_process(list(argv), start_new_session=True, **kwargs)
+    strays.note_child(process.pid)  # started on purpose: not an orphan to sweep
+    return process
 
 
 def group_alive(pgid: int) -> bool:

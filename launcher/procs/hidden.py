@@ -5,9 +5,13 @@ from `os.environ`, and any process of the same user (the model's `bash` included
 read it. So a command that runs sessions re-executes itself with every secret variable
 removed from its exec environment; the values travel over an anonymous file descriptor
 and are put back into `os.environ` in-process, where model providers and `${VAR}`
-expansion find them. The serve worker is started the same way. The process is also
-made non-dumpable, so a same-user process that is not root cannot read its memory.
-Root (or CAP_SYS_PTRACE) still can: that needs the bash sandbox (tools/sandbox.py).
+expansion find them. The serve worker is started the same way. The descriptor is a
+socket, which no other process can open through /proc/PID/fd (a memfd could be, in the
+moment between `execve` and `restore()` when the new process is dumpable again). The
+process is made non-dumpable before it reads the secrets, so a same-user process that is
+not root cannot read its memory. Root (or CAP_SYS_PTRACE), and where Yama does not
+restrict ptrace a same-user process that duplicates the socket with pidfd_getfd() in that
+moment, still can: that needs the bash sandbox (tools/sandbox.py).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterable, Mapping
 
@@ -29,6 +34,9 @@ PLAIN_NAMES = frozenset(
 KEEP_PREFIXES = ("PYTHON", "LD_", "DYLD_", "SUBAGENT_", "LC_", "VIRTUAL_ENV", "CONDA_")
 """Kept in the block by the early re-exec: what the interpreter needs before `restore()`."""
 PR_SET_DUMPABLE = 4
+SOCKET_BUFFER = 1 << 22
+"""Asked of the hand-over socket (the kernel may give less): room for a whole environment."""
+READ_CHUNK = 1 << 16
 
 _restored: set[str] | None = None
 """After `restore()`: the names that stayed in this process's environment block."""
@@ -51,19 +59,48 @@ def secret_names(env: Mapping[str, str], referenced: Iterable[str] = ()) -> set[
 
 
 def handover_fd(values: Mapping[str, object]) -> int:
-    """An inheritable descriptor, at offset 0, holding `values` as JSON; never on disk on Linux."""
-    data = json.dumps(dict(values)).encode()
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("subagent-secrets")
-    else:
-        import tempfile
+    """An inheritable descriptor from which `values` (JSON) read to EOF: one end of a socket
+    pair, already filled and with the other end closed.
 
-        with tempfile.TemporaryFile() as f:  # unlinked at once, mode 0600
-            fd = os.dup(f.fileno())
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
+    Not a memfd, a file or a pipe: between `execve` and `restore()` the new process is
+    dumpable again, and any process of the same user could open those through
+    /proc/PID/fd/N and read the secrets; a socket cannot be opened that way.
+    """
+    data = json.dumps(dict(values)).encode()
+    ours, theirs = socket.socketpair()
+    with contextlib.suppress(OSError):
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+    ours.setblocking(False)
+    sent = 0
+    with contextlib.suppress(BlockingIOError):
+        while sent < len(data):
+            sent += ours.send(data[sent:])
+    if sent < len(data):
+        _write_rest_in_child(ours, data[sent:], close=theirs.fileno())
+    ours.close()
+    fd = theirs.detach()
     os.set_inheritable(fd, True)
     return fd
+
+
+def _write_rest_in_child(ours: socket.socket, rest: bytes, *, close: int) -> None:
+    """More than the socket buffers: a forked grandchild writes the rest while the reader
+    reads (non-dumpable like this process, and nobody's zombie: its parent is reaped here)."""
+    set_not_dumpable()
+    child = os.fork()
+    if child != 0:
+        os.waitpid(child, 0)
+        return
+    try:  # raw writes only, no locks (the parent may have had threads)
+        if os.fork() != 0:
+            os._exit(0)
+        os.close(close)
+        os.set_blocking(ours.fileno(), True)
+        view = memoryview(rest)
+        while view:
+            view = view[os.write(ours.fileno(), view) :]
+    finally:
+        os._exit(0)
 
 
 def restore() -> bool:
@@ -80,10 +117,9 @@ def restore() -> bool:
     if value is None:
         return False
     _restored = set(os.environ)
-    set_not_dumpable()
+    set_not_dumpable()  # before the secrets are in this process's memory
     try:
-        with os.fdopen(int(value), "rb") as f:
-            payload = json.loads(f.read() or b"{}")
+        payload = json.loads(_read_to_end(int(value)) or b"{}")
     except (OSError, ValueError):
         return True  # a broken hand-over: run without the secrets rather than leak them
     if isinstance(payload, dict):
@@ -93,6 +129,17 @@ def restore() -> bool:
             if group == "secret":
                 note_hidden(values)
     return True
+
+
+def _read_to_end(fd: int) -> bytes:
+    """Everything the hand-over holds; the descriptor is closed whatever happens."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, READ_CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def hide_referenced(names: Iterable[str]) -> set[str]:

@@ -8,8 +8,10 @@ SIGKILLs every group it still holds. Run as `python -m launcher.procs.watchdog`.
 A grandchild that calls setsid() leaves its group. Where cgroup v2 allows it, every child
 starts inside the session's cgroup (`=PATH` line) and `cgroup.kill` ends it with the rest.
 Elsewhere on Linux the launcher becomes a child subreaper, so an escaped process stays
-its descendant, and the watchdog (`^PID` line: the launcher) keeps a record of the guarded
-groups' descendants, polled, to kill them too.
+its descendant: the launcher ends those itself when its last session ends (strays.py), and
+the watchdog (`^PID` line: the launcher) keeps a record of all its descendants, polled, to
+kill them if the launcher dies first. A launcher that closes cleanly says so (`.` line):
+then the watchdog ends only what it still guards, never another session's processes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 from pathlib import Path
 
 from launcher.procs import cgroup as cgroups
-from launcher.procs import descendants
+from launcher.procs import descendants, strays
 from launcher.secrets import public_environment
 
 PDEATHSIG_TERM = signal.SIGTERM
@@ -31,7 +33,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 READ_CHUNK = 4096
 SCAN_S = 0.1
-"""Without a cgroup, how often the watchdog records the guarded groups' descendants."""
+"""Without a cgroup, how often the watchdog records the launcher's descendants."""
+CLEAN = "."
+"""The launcher's last line when it closes cleanly (it swept its orphans itself)."""
 
 
 class Watchdog:
@@ -42,6 +46,7 @@ class Watchdog:
         self._lock = threading.Lock()
         self._cgroup: Path | None = None
         self._swept = False  # the sweep (cgroup or subreaper) is set up
+        self._subreaped = False  # counted among the sessions strays.sweep() waits for
 
     def _ensure(self) -> subprocess.Popen[bytes] | None:
         if self._proc is None:
@@ -61,6 +66,7 @@ class Watchdog:
                 )
             except OSError:
                 return None  # servers still die of stdin EOF; the watchdog is a backstop
+            strays.note_child(self._proc.pid)
         return self._proc
 
     def _send(self, line: str) -> None:
@@ -80,6 +86,8 @@ class Watchdog:
                 self._cgroup = cgroups.create_session_cgroup(f"{id(self):x}")
                 if self._cgroup is None:
                     _become_subreaper()
+                    self._subreaped = True
+                    strays.session_opened()
                 proc = self._ensure()
                 line = f"={self._cgroup}" if self._cgroup else f"^{os.getpid()}"
                 if proc is not None and proc.stdin is not None:
@@ -101,10 +109,14 @@ class Watchdog:
         with self._lock:
             proc, self._proc = self._proc, None
             cgroup, self._cgroup = self._cgroup, None
+            subreaped, self._subreaped = self._subreaped, False
             self._swept = False
+        if subreaped and strays.session_closed():
+            strays.sweep()  # the last session of this process: every adopted orphan
         if proc is not None:
             with contextlib.suppress(OSError, ValueError):
                 if proc.stdin is not None:
+                    proc.stdin.write(CLEAN.encode() + b"\n")
                     proc.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2.0 + cgroups.KILL_WAIT_S)
@@ -137,6 +149,7 @@ def main() -> None:
     guarded: set[int] = set()
     cgroup_dirs: list[Path] = []
     launcher: list[int] = []  # set: no cgroup, so record what the launcher adopts
+    clean: list[bool] = []  # the launcher closed cleanly and swept its orphans itself
     record = descendants.Record()
     pending = bytearray()
 
@@ -155,6 +168,8 @@ def main() -> None:
                     cgroup_dirs.append(Path(line[1:]))
                 elif line.startswith("^"):
                     launcher.append(int(line[1:]))
+                elif line == CLEAN:
+                    clean.append(True)
 
     def drain() -> None:
         # The launcher is gone, so its end of the pipe is closed: what it wrote before
@@ -167,12 +182,12 @@ def main() -> None:
     def kill_all(*_: object) -> None:
         # A parent-death signal can arrive before the last `+PGID` lines were read.
         drain()
-        if launcher:
-            record.scan(launcher[0], guarded)  # at a clean close the launcher still lives
         for pgid in list(guarded):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
-        record.kill()
+        if launcher and not clean:  # the launcher died: all it started or adopted goes
+            record.scan(launcher[0])  # a last look, in case it is still on its way out
+            record.kill()
         for path in cgroup_dirs:
             cgroups.kill_cgroup(path)
         os._exit(0)
@@ -180,7 +195,7 @@ def main() -> None:
     def scan_loop() -> None:
         while True:
             if launcher:
-                record.scan(launcher[0], set(guarded))
+                record.scan(launcher[0])
             threading.Event().wait(SCAN_S)
 
     # Ctrl-C and a hang-up are for the launcher, which decides what ends; the watchdog

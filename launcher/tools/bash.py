@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from anyio.abc import ByteReceiveStream
 
+from launcher.procs import strays
 from launcher.procs.group import kill_group, spawn_group
 from launcher.secrets import public_environment
 from launcher.toolset.types import ToolResult
@@ -104,6 +105,7 @@ async def run_bash(
     if sandbox is not None and sandbox.confined:
         env = sandbox.environment(shell_environment())
         process = await sandbox.spawn(argv, env=env, **options)
+        strays.note_child(process.pid)  # started on purpose: not an orphan to sweep
     else:
         process = await spawn_group(argv, env=shell_environment(), **options)
     assert process.stdout is not None

@@ -33,10 +33,15 @@ def safe_caller(name: str, run: Callable[[dict[str, Any]], Awaitable[ToolResult]
 
 
 def in_thread(name: str, run: Callable[[dict[str, Any]], ToolResult]) -> ToolCaller:
-    """A never-raising caller that runs the blocking `run` in a worker thread."""
+    """A never-raising caller that runs the blocking `run` in a worker thread.
+
+    A cancelled call (SIGINT, SIGTERM, a stop) returns at once and leaves the thread behind:
+    a thread cannot be interrupted, and the session must not wait for a CPU-bound search to
+    end before it closes; the process exits soon after, and its result is thrown away.
+    """
 
     async def run_async(args: dict[str, Any]) -> ToolResult:
-        return await anyio.to_thread.run_sync(run, args)
+        return await anyio.to_thread.run_sync(run, args, abandon_on_cancel=True)
 
     return safe_caller(name, run_async)
 

@@ -74,8 +74,9 @@ _SPECS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
     "grep": (
-        "Search file contents with a Python regular expression. Prints path:line:text for "
-        "each matching line; skips binary files and .git.",
+        "Search file contents with a regular expression (RE2 syntax: no backreferences or "
+        "lookaround). Prints path:line:text for each matching line; skips binary files "
+        "and .git.",
         _schema(
             ["pattern"],
             pattern={"type": "string", "description": "Regular expression."},

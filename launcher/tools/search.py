@@ -12,6 +12,7 @@ from typing import Any
 from launcher.errors import ToolError
 from launcher.tools.common import fit_lines, get_bool, get_opt_str, get_str
 from launcher.tools.files import MAX_FILE_BYTES, is_binary
+from launcher.tools.regex import Regex, compile_full, compile_lines
 from launcher.tools.workspace import Workspace
 from launcher.toolset.types import ToolResult
 
@@ -86,16 +87,21 @@ def find_paths(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
     return ToolResult(out)
 
 
-def grep_files(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
-    """Lines matching a regex in text files under `path`, as `path:line:text`."""
+def grep_files(
+    ws: Workspace,
+    args: dict[str, Any],
+    cap: int,
+    *,
+    compile_pattern: Callable[..., Regex] = compile_lines,
+) -> ToolResult:
+    """Lines matching a regex in text files under `path`, as `path:line:text`.
+
+    `compile_pattern` is the engine (linear-time RE2, regex.py); a caller may pass another.
+    """
     pattern = get_str(args, "pattern")
     base = _search_base(ws, get_str(args, "path", "."))
     glob = get_opt_str(args, "glob")
-    flags = re.IGNORECASE if get_bool(args, "ignore_case") else 0
-    try:
-        regex = re.compile(pattern, flags)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression '{pattern}': {exc}") from exc
+    regex = compile_pattern(pattern, ignore_case=get_bool(args, "ignore_case"))
     matcher = compile_glob(glob) if glob else None
     files = [base] if base.is_file() else [p for p, d in _walk(ws, base) if not d]
     hits: list[str] = []
@@ -105,9 +111,11 @@ def grep_files(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
             file.relative_to(base).as_posix() if file != base else file.name
         ):
             continue
-        for number, line in _text_lines(ws, file):
-            if regex.search(line) is None:
-                continue
+        blob = _text_blob(ws, file)
+        if blob is None:
+            continue
+        for number, start, end in regex.lines(blob):
+            line = blob[start:end].decode()
             cut = line[:MAX_GREP_LINE_CHARS] + (
                 " [line cut]" if len(line) > MAX_GREP_LINE_CHARS else ""
             )
@@ -150,31 +158,32 @@ def _walk(ws: Workspace, base: Path) -> Iterator[tuple[Path, bool]]:
             yield full, is_dir
 
 
-def _text_lines(ws: Workspace, file: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a text file; binary, huge, hard-linked or unreadable: nothing.
+def _text_blob(ws: Workspace, file: Path) -> bytes | None:
+    """A text file's contents as valid UTF-8 with `\n` line ends; binary, huge, hard-linked
+    or unreadable: None.
 
     Opened link-free from the workspace root, like read: the walk's check cannot be raced.
     """
     real = Path(os.path.realpath(file))  # an in-workspace symlink is read as its target
     if not real.is_relative_to(ws.root):
-        return
+        return None
     try:
         fd = ws.open(real, os.O_RDONLY | os.O_NONBLOCK)
     except (OSError, ToolError):
-        return
+        return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or st.st_size > MAX_FILE_BYTES:
-            return
+            return None
         data = os.pread(fd, MAX_FILE_BYTES + 1, 0)
     except OSError:
-        return
+        return None
     finally:
         os.close(fd)
     if is_binary(data):
-        return
-    text = data.decode("utf-8", errors="replace")
-    yield from enumerate(text.splitlines(), start=1)
+        return None
+    # Undecodable bytes become U+FFFD, as the model is shown them; CRLF ends lines too.
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").encode()
 
 
 def compile_glob(pattern: str) -> Callable[[str], bool]:
@@ -182,29 +191,30 @@ def compile_glob(pattern: str) -> Callable[[str], bool]:
 
     A pattern without `/` matches the last path component (`*.py` finds Python files at
     any depth); one with `/` matches the whole relative path, where `**` spans directories
-    and `*`, `?` and `[...]` stay within one. ToolError naming what is wrong with a glob
+    and `*`, `?` and `[...]` stay within one. Matched by RE2: `*a*a*a*b` against a long
+    name would backtrack for hours in `re`. ToolError naming what is wrong with a glob
     that cannot be compiled.
     """
     try:
         if "/" not in pattern:
-            regex = re.compile(_glob_to_regex(pattern))
+            regex = compile_full(_glob_to_regex(pattern))
             return lambda rel: regex.fullmatch(rel.rsplit("/", 1)[-1]) is not None
-        regex = re.compile(_glob_to_regex(pattern.lstrip("/")))
-    except re.error as exc:
-        # The regex's own message points into the translation, not the model's pattern.
-        raise ToolError(f"invalid glob '{pattern}': {_glob_problem(pattern, exc)}") from exc
+        regex = compile_full(_glob_to_regex(pattern.lstrip("/")))
+    except ValueError as exc:
+        # The engine's own message points into the translation, not the model's pattern.
+        raise ToolError(f"invalid glob '{pattern}': {_glob_problem(pattern, str(exc))}") from exc
     return lambda rel: regex.fullmatch(rel) is not None
 
 
-def _glob_problem(pattern: str, exc: re.error) -> str:
+def _glob_problem(pattern: str, reason: str) -> str:
     """What is wrong with `pattern`, in glob terms where it can be said."""
     for body in re.findall(r"\[!?(.[^\]]*)\]", pattern):
         for start, end in re.findall(r"(.)-([^\]])", body):
             if start > end:
                 return f"the range '{start}-{end}' runs backwards; write '{end}-{start}'"
     if "[" in pattern:
-        return f"a '[...]' set is not well formed ({exc.msg})"
-    return str(exc.msg)
+        return f"a '[...]' set is not well formed ({reason})"
+    return reason
 
 
 def _glob_to_regex(pattern: str) -> str:
