@@ -40,7 +40,9 @@ def finished(call: ToolCaller, mask: SecretMask, limit: int | None, results: Pat
             result.content = mask.text(result.content)
             if result.structured is not None:
                 result.structured = mask.value(result.structured)
-        if limit is not None:
+        # Most results fit at a glance (no character is over 4 bytes): only a large one pays
+        # for the thread hop that writing its spill file needs.
+        if limit is not None and len(result.content) * 4 > limit:
             result.content = await anyio.to_thread.run_sync(
                 fit_result, result.content, limit, results, CALL_ID.get() or "result"
             )
