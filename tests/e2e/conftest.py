@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,6 +59,26 @@ def cli_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict[s
 def cli_argv(*args: str) -> list[str]:
     """`subagent ARGS` as this interpreter runs it (the tree under test, not an installed copy)."""
     return [sys.executable, "-m", "launcher.cli", *args]
+
+
+def run_process(
+    argv: Iterable[str | Path],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = RUN_LIMIT_S,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a command to its end, output captured as text; `stdin` fed to it, else none."""
+    return subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}),
+    )
 
 
 def scripted_spawn(config: Path, script: Path, *args: str) -> list[str]:
@@ -142,14 +163,8 @@ class Subagent:
         stdin: str | None = None,
     ) -> Run:
         """Run to completion and capture its output (`stdin`: text fed to it, else none)."""
-        proc = subprocess.run(
-            self.argv(args),
-            capture_output=True,
-            text=True,
-            env=self.env(env),
-            cwd=cwd or self.cwd,
-            timeout=timeout,
-            **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}),
+        proc = run_process(
+            self.argv(args), cwd=cwd or self.cwd, env=self.env(env), timeout=timeout, stdin=stdin
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
@@ -200,6 +215,15 @@ def subagent(tmp_path: Path) -> Subagent:
     cwd = tmp_path / "work"
     cwd.mkdir()
     return Subagent(tmp_path / "home", cwd)
+
+
+def signal_as_user(proc: subprocess.Popen[str], signum: int) -> None:
+    """Signal a launcher started in its own group as a user would: SIGINT to the whole
+    group (what Ctrl-C does to a foreground job), any other signal to the process."""
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
 
 
 def is_alive(pid: int) -> bool:

@@ -8,14 +8,13 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import yaml
 
-from tests.e2e.conftest import RUN_LIMIT_S, assert_all_gone
+from tests.e2e.conftest import assert_all_gone, cli_argv, run_process
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "ci.md"
@@ -65,15 +64,7 @@ def test_the_workflow_check_step_passes_on_the_shipped_configs(tmp_path: Path) -
     env.update(step.get("env", {}))
     argv = shlex.split(step["run"])
     assert argv[:2] == ["subagent", "check"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "launcher.cli", *argv[1:]],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_S,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = run_process(cli_argv(*argv[1:]), cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # The output the README shows lists the same checks, all passing.
     shown = re.search(

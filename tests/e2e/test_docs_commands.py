@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import assert_all_gone
+from tests.e2e.conftest import assert_all_gone, run_process
 
 pytestmark = pytest.mark.e2e
 
@@ -55,14 +55,8 @@ def env_for(tmp_path: Path) -> dict[str, str]:
 
 
 def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", block],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BLOCK_LIMIT_S,
-        stdin=subprocess.DEVNULL,
+    return run_process(
+        ["bash", "-e", "-o", "pipefail", "-c", block], cwd=cwd, env=env, timeout=BLOCK_LIMIT_S
     )
 
 

@@ -18,6 +18,7 @@ from tests.e2e.conftest import (
     RUN_LIMIT_S,
     assert_all_gone,
     read_pid,
+    signal_as_user,
     stub,
     wait_until,
     write_config,
@@ -55,10 +56,7 @@ def test_signal_ends_a_session_whose_builtin_tool_spins(
         line = driver.stdout.readline()  # blocks until the tool spins (or the driver dies)
         assert line == "spinning\n", driver.communicate(timeout=RUN_LIMIT_S)
         assert wait_until(lambda: (tmp_path / "server.pid").exists(), STARTED_LIMIT_S)
-        if signum == signal.SIGINT:
-            os.killpg(driver.pid, signum)  # as Ctrl-C does: the whole foreground group
-        else:
-            driver.send_signal(signum)
+        signal_as_user(driver, signum)
         try:
             _, err = driver.communicate(timeout=RUN_LIMIT_S)
         except subprocess.TimeoutExpired:

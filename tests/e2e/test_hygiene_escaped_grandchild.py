@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     assert_all_gone,
     is_alive,
     read_pid,
+    signal_as_user,
     stub,
     wait_until,
     write_config,
@@ -64,10 +65,7 @@ def _end(subagent: Subagent, config: Path, end: str, env: dict[str, str]) -> Non
     try:
         assert wait_until(lambda: any_server_connected(subagent), CONNECT_LIMIT_S)
         signum = signal.Signals[end]
-        if signum == signal.SIGINT:
-            os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
-        else:
-            launcher.send_signal(signum)
+        signal_as_user(launcher, signum)
         launcher.communicate(timeout=RUN_LIMIT_S)
     finally:
         if launcher.poll() is None:

@@ -4,7 +4,6 @@ session cleanly."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from tests.e2e.conftest import (
     any_server_connected,
     assert_all_gone,
     read_pid,
+    signal_as_user,
     stub,
     wait_until,
     write_config,
@@ -49,10 +49,7 @@ def test_signal_to_launcher_leaves_no_process(
             "never connected"
         )
         pids = [read_pid(tmp_path / "server.pid"), read_pid(tmp_path / "gc.pid")]
-        if signum == signal.SIGINT:
-            os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
-        else:
-            launcher.send_signal(signum)
+        signal_as_user(launcher, signum)
         if signum == signal.SIGTERM:
             # A second one during the ~4 s escalation must not cut the shutdown short.
             time.sleep(0.5)

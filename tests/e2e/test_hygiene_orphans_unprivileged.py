@@ -22,7 +22,14 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import GONE_LIMIT_S, RUN_LIMIT_S, is_alive, wait_until, write_config
+from tests.e2e.conftest import (
+    GONE_LIMIT_S,
+    RUN_LIMIT_S,
+    is_alive,
+    signal_as_user,
+    wait_until,
+    write_config,
+)
 from tests.e2e.unprivileged import NOBODY, shared_dir, user_can, user_prefix
 
 pytestmark = [
@@ -200,10 +207,7 @@ def _run(root: Path, end: str, commands: dict[str, str], marks: dict[str, str]) 
         ]
         assert not missing, f"these escapes made no process: {sorted(missing)}; bash: {results}"
         signum = signal.Signals[end]
-        if signum == signal.SIGINT:
-            os.killpg(launcher.pid, signum)  # as Ctrl-C does: the whole foreground group
-        else:
-            launcher.send_signal(signum)
+        signal_as_user(launcher, signum)
         launcher.communicate(timeout=RUN_LIMIT_S)
         return launcher.returncode
     finally:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import RUN_LIMIT_S, assert_all_gone
+from tests.e2e.conftest import assert_all_gone, run_process
 
 pytestmark = pytest.mark.e2e
 
@@ -29,16 +29,7 @@ SOURCES = ("pyproject.toml", "README.md", "LICENSE", "launcher", "mcp_servers")
 
 
 def sh(argv: list[str | Path], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [str(a) for a in argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    return proc
+    return run_process(argv, cwd=cwd, env=env)
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
