@@ -61,6 +61,13 @@ def _manager(tg: anyio.abc.TaskGroup, tmp_path: Path, **bounds: int) -> Subagent
     )
 
 
+def _registered(manager: SubagentManager, agent_id: str, status: str) -> SubAgent:
+    """A sub-agent the manager knows, without a worker."""
+    entry = SubAgent(id=agent_id, agent="a", status=status)
+    manager.agents[entry.id] = entry
+    return entry
+
+
 @pytest.mark.anyio
 async def test_an_ended_task_is_dropped_after_its_ttl_and_remembered_as_expired(
     tmp_path: Path,
@@ -69,10 +76,8 @@ async def test_an_ended_task_is_dropped_after_its_ttl_and_remembered_as_expired(
         async with anyio.create_task_group() as tg:
             manager = _manager(tg, tmp_path)
             store = TaskStore(manager, tg)
-            entry = SubAgent(id="sa-ended", agent="a", status="completed")
-            manager.agents[entry.id] = entry
-            running = SubAgent(id="sa-running", agent="a", status="running")
-            manager.agents[running.id] = running
+            entry = _registered(manager, "sa-ended", "completed")
+            running = _registered(manager, "sa-running", "running")
             seen: list[str] = []
             dropped = anyio.Event()
             forget = manager.forget
@@ -135,8 +140,7 @@ async def test_a_cancelled_legacy_task_stays_cancelled_when_the_run_ends_as_the_
         async with anyio.create_task_group() as tg:
             manager = _manager(tg, tmp_path)
             store = TaskStore(manager, tg)
-            entry = SubAgent(id="sa-race", agent="a", status="running")
-            manager.agents[entry.id] = entry
+            entry = _registered(manager, "sa-race", "running")
             announced: list[str] = []
             told = anyio.Event()
 

@@ -13,10 +13,7 @@ import anyio
 import pytest
 from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 
-from launcher.bridge.connection import McpConnection
-from launcher.config.types import ServerSpec
-from launcher.events import Event
-from launcher.toolset.types import ToolDef
+from tests.bridge_support import idle_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -46,19 +43,7 @@ class OneStreamClient:
 
 
 async def _relist_requested(tmp_path: Path, events: list[Any]) -> bool:
-    async def on_tools(defs: list[ToolDef]) -> None:
-        pass
-
-    async def emit(event: Event) -> None:
-        pass
-
-    conn = McpConnection(
-        ServerSpec(name="s", command="true"),
-        on_tools=on_tools,
-        emit=emit,
-        log_path=tmp_path / "s.log",
-        workspace=tmp_path,
-    )
+    conn = idle_connection(tmp_path)
     conn.close()  # the stream's end is then final: no re-open
     with anyio.fail_after(LIMIT_S):
         await conn.follow.listen(OneStreamClient(events))  # type: ignore[arg-type]

@@ -12,9 +12,8 @@ import pytest
 
 from launcher.bridge.connection import McpConnection
 from launcher.bridge.follow import RELIST_ATTEMPTS
-from launcher.config.types import ServerSpec
-from launcher.events import Event
 from launcher.toolset.types import ToolDef
+from tests.bridge_support import idle_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -40,16 +39,7 @@ def _connection(tmp_path: Path, listed: list[list[ToolDef]]) -> McpConnection:
     async def on_tools(defs: list[ToolDef]) -> None:
         listed.append(defs)
 
-    async def emit(event: Event) -> None:
-        pass
-
-    conn = McpConnection(
-        ServerSpec(name="s", command="true"),
-        on_tools=on_tools,
-        emit=emit,
-        log_path=tmp_path / "s.log",
-        workspace=tmp_path,
-    )
+    conn = idle_connection(tmp_path, on_tools)
     conn.follow.backoff_s = 0.01
     return conn
 
