@@ -25,12 +25,8 @@ import httpx2
 
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.auth.login import login
-from launcher.bridge.connection import McpConnection
 from launcher.config.types import OAuthSettings, ServerSpec
-from launcher.events import Event
-from launcher.toolset.types import ToolDef
 from tests.e2e import conformance_client
-from tests.e2e.conformance_client import sample_arguments
 
 LOGIN_TIMEOUT_S = 20.0
 """Bounds the wait for the redirect; the suite's authorization server answers at once."""
@@ -142,38 +138,10 @@ async def session(
 
     Returns the number of failures and whether the server asked for `subagent login`.
     """
-    tools: list[ToolDef] = []
-
-    async def on_tools(defs: list[ToolDef]) -> None:
-        tools[:] = defs
-
-    async def emit(event: Event) -> None:
-        log(event.to_dict())
-
-    connection = McpConnection(
-        spec,
-        on_tools=on_tools,
-        emit=emit,
-        log_path=home / "conformance.log",
-        workspace=home,
-        auth_store=store,
-    )
-    failures = 0
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(connection.run)
-        await connection.ready.wait()
-        if connection.state != "connected":
-            log({"error": f"not connected: {connection.error}"})
-            failures += 1
-        for tool in list(tools) if connection.state == "connected" else []:
-            args = sample_arguments(tool.input_schema)
-            result = await connection.call(tool.name, args)
-            log({"tool": tool.name, "is_error": result.is_error, "content": result.content})
-            failures += int(result.is_error)
-        connection.close()
+    failures, error = await conformance_client.call_every_tool(spec, home, store, log)
     for auth in (store.load(spec.name),):
         seen |= auth.secrets() if auth is not None else set()
-    return failures, "subagent login" in (connection.error or "")
+    return failures, "subagent login" in (error or "")
 
 
 def main(argv: list[str]) -> int:

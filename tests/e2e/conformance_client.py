@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from launcher.auth.tokens import TokenStore
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import ServerSpec
 from launcher.events import Event
@@ -63,6 +65,26 @@ def log(record: dict[str, Any]) -> None:
 
 async def run(url: str, state_dir: Path) -> int:
     """Connect to `url`, call every listed tool; 0 when all calls succeeded."""
+    spec = ServerSpec(
+        name="conformance",
+        type="http",
+        url=url,
+        startup_timeout=STARTUP_TIMEOUT_S,
+        tool_timeout=CALL_TIMEOUT_S,
+    )
+    failures, _ = await call_every_tool(spec, state_dir)
+    return 1 if failures else 0
+
+
+async def call_every_tool(
+    spec: ServerSpec,
+    state_dir: Path,
+    auth_store: TokenStore | None = None,
+    log: Callable[[dict[str, Any]], None] = log,
+) -> tuple[int, str | None]:
+    """One connection to `spec`: call each listed tool with sample arguments, `log` each event
+    and result. Returns the number of failures (a failed connection counts one) and the
+    connection's error."""
     tools: list[ToolDef] = []
 
     async def on_tools(defs: list[ToolDef]) -> None:
@@ -71,19 +93,13 @@ async def run(url: str, state_dir: Path) -> int:
     async def emit(event: Event) -> None:
         log(event.to_dict())
 
-    spec = ServerSpec(
-        name="conformance",
-        type="http",
-        url=url,
-        startup_timeout=STARTUP_TIMEOUT_S,
-        tool_timeout=CALL_TIMEOUT_S,
-    )
     connection = McpConnection(
         spec,
         on_tools=on_tools,
         emit=emit,
         log_path=state_dir / "conformance.log",
         workspace=state_dir,
+        auth_store=auth_store,
     )
     failures = 0
     async with anyio.create_task_group() as tg:
@@ -105,7 +121,7 @@ async def run(url: str, state_dir: Path) -> int:
             )
             failures += int(result.is_error)
         connection.close()
-    return 1 if failures else 0
+    return failures, connection.error
 
 
 def main(argv: list[str]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.e2e.conftest import cli_argv, cli_env
 
-__all__ = ["CLI_LIMIT_S", "LineTail", "cli_argv", "cli_env", "log_json", "run_cli"]
+__all__ = ["CLI_LIMIT_S", "LineTail", "cli_argv", "cli_env", "log_json", "resume", "run_cli"]
 
 CLI_LIMIT_S = 90.0
 """No CLI run in these tests comes near this; it only bounds a hung run."""
@@ -26,6 +26,15 @@ def run_cli(state: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[s
         env=cli_env(state),
         cwd=cwd,
         timeout=CLI_LIMIT_S,
+    )
+
+
+def resume(
+    state: Path, base_url: str, ref: str, prompt: str, *, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """`subagent spawn --json --base-url URL --resume REF PROMPT` to its end."""
+    return run_cli(
+        state, "spawn", "--json", "--base-url", base_url, "--resume", ref, prompt, cwd=cwd
     )
 
 

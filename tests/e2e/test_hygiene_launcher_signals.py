@@ -10,18 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import (
-    CONNECT_LIMIT_S,
-    RUN_LIMIT_S,
-    Subagent,
-    any_server_connected,
-    assert_all_gone,
-    read_pid,
-    signal_as_user,
-    stub,
-    wait_until,
-    write_config,
-)
+from tests.e2e import conftest as e2e
 
 pytestmark = pytest.mark.e2e
 
@@ -32,35 +21,35 @@ pytestmark = pytest.mark.e2e
     ids=lambda s: s.name,
 )
 def test_signal_to_launcher_leaves_no_process(
-    tmp_path: Path, subagent: Subagent, signum: signal.Signals
+    tmp_path: Path, subagent: e2e.Subagent, signum: signal.Signals
 ) -> None:
     # SIGINT gets a well-behaved server (a quick test); the others one that ignores SIGTERM
     # and stdin EOF, which only the group SIGKILL (shutdown or watchdog) ends.
     stubborn = () if signum == signal.SIGINT else ("--ignore-sigterm",)
-    server = stub(
+    server = e2e.stub(
         "faulty",
         *stubborn,
         *("--grandchild", str(tmp_path / "gc.pid"), "--pidfile", str(tmp_path / "server.pid")),
     )
-    config = write_config(tmp_path / "cfg", {"server": server})
+    config = e2e.write_config(tmp_path / "cfg", {"server": server})
     launcher = subagent.start("tools", "--config-dir", str(config), "--settle", "600")
     try:
-        assert wait_until(lambda: any_server_connected(subagent), CONNECT_LIMIT_S), (
+        assert e2e.wait_until(lambda: e2e.any_server_connected(subagent), e2e.CONNECT_LIMIT_S), (
             "never connected"
         )
-        pids = [read_pid(tmp_path / "server.pid"), read_pid(tmp_path / "gc.pid")]
-        signal_as_user(launcher, signum)
+        pids = [e2e.read_pid(tmp_path / "server.pid"), e2e.read_pid(tmp_path / "gc.pid")]
+        e2e.signal_as_user(launcher, signum)
         if signum == signal.SIGTERM:
             # A second one during the ~4 s escalation must not cut the shutdown short.
             time.sleep(0.5)
             launcher.send_signal(signum)
-        _, err = launcher.communicate(timeout=RUN_LIMIT_S)
+        _, err = launcher.communicate(timeout=e2e.RUN_LIMIT_S)
     finally:
         if launcher.poll() is None:
             launcher.kill()
             launcher.wait()
 
-    assert_all_gone(pids, tmp_path)
+    e2e.assert_all_gone(pids, tmp_path)
     if signum == signal.SIGKILL:
         assert launcher.returncode == -signal.SIGKILL
         return

@@ -12,7 +12,15 @@ from launcher.store.history import INTERRUPTED
 from tests.e2e.conftest import GONE_LIMIT_S, is_alive, read_pid, wait_until
 from tests.e2e.model_stub import ModelStub, openai_stream
 from tests.e2e.spawn_support import stub, write_config
-from tests.e2e.store_support import CLI_LIMIT_S, LineTail, cli_argv, cli_env, log_json, run_cli
+from tests.e2e.store_support import (
+    CLI_LIMIT_S,
+    LineTail,
+    cli_argv,
+    cli_env,
+    log_json,
+    resume,
+    run_cli,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -58,17 +66,7 @@ def test_a_killed_session_shows_interrupted_and_resumes_with_the_call_answered(
     assert log_json(state, "last")["status"] == "interrupted"
 
     model.enqueue(openai_stream(text="I was interrupted; here is what I know."))
-    resumed = run_cli(
-        state,
-        "spawn",
-        "--json",
-        "--base-url",
-        model.openai_base,
-        "--resume",
-        session_id,
-        "what happened?",
-        cwd=tmp_path,
-    )
+    resumed = resume(state, model.openai_base, session_id, "what happened?", cwd=tmp_path)
 
     assert resumed.returncode == 0, resumed.stderr
     messages = model.requests[1].body["messages"]

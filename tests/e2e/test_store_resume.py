@@ -9,7 +9,7 @@ import pytest
 from tests.e2e.conftest import parse_events as events
 from tests.e2e.model_stub import ModelStub, openai_stream
 from tests.e2e.spawn_support import stub, write_config
-from tests.e2e.store_support import log_json, run_cli
+from tests.e2e.store_support import log_json, resume, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -41,17 +41,7 @@ def test_resume_sends_the_history_and_offers_only_todays_tools(
     # Between the runs the `gone` server leaves the config.
     write_config(config, {"keep": stub("lazy", "--marker", str(started["keep2"]))})
     model.enqueue(openai_stream(text="second answer"))
-    second = run_cli(
-        state,
-        "spawn",
-        "--json",
-        "--base-url",
-        model.openai_base,
-        "--resume",
-        "last",
-        "follow-up",
-        cwd=tmp_path,
-    )
+    second = resume(state, model.openai_base, "last", "follow-up", cwd=tmp_path)
 
     assert second.returncode == 0, second.stderr
     run = events(second.stdout)
