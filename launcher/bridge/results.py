@@ -44,12 +44,14 @@ def from_call_result(result: types.CallToolResult) -> ToolResult:
 
     Whole: the session cuts what the model is shown and keeps the rest (store/spill.py).
     """
-    parts = [_block_text(block) for block in result.content]
-    structured = result.structured_content
-    if structured is not None and not any(isinstance(b, types.TextContent) for b in result.content):
+    blocks, structured = result.content, result.structured_content
+    if len(blocks) == 1 and type(blocks[0]) is types.TextContent:
+        # The common reply, one text block, on every call's path: no list, no join.
+        return ToolResult(blocks[0].text, bool(result.is_error), structured)
+    parts = [_block_text(block) for block in blocks]
+    if structured is not None and not any(isinstance(b, types.TextContent) for b in blocks):
         parts.append(json.dumps(structured, ensure_ascii=False))
-    text = "\n".join(parts)
-    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured)
+    return ToolResult("\n".join(parts), bool(result.is_error), structured)
 
 
 def from_exception(

@@ -91,6 +91,8 @@ def _simple_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | 
         return None
     if not isinstance(additional, bool) or not isinstance(required, list):
         return None
+    if not all(isinstance(name, str) for name in required):
+        return None
     tests: dict[str, Callable[[Any], bool] | None] = {}
     for name, sub in properties.items():
         if not isinstance(sub, dict) or not set(sub) <= _ANNOTATIONS | {"type"}:
@@ -100,8 +102,10 @@ def _simple_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | 
             return None
         tests[name] = _TYPE_TESTS[kind] if kind is not None else None
 
+    needed = frozenset(required)
+
     def check(arguments: dict[str, Any]) -> bool:
-        if not isinstance(arguments, dict) or any(n not in arguments for n in required):
+        if not isinstance(arguments, dict) or not needed <= arguments.keys():
             return False
         for key, value in arguments.items():
             if key not in tests:
