@@ -6,12 +6,14 @@ results of the turn in flight, and no write lock is held while tools run.
 
 Sinks of one process share one connection per store, kept open: closing the last
 connection to a WAL database checkpoints it (an fsync, about half of a short session's
-store cost); left open, SQLite's autocheckpoint does that work once per ~1000 pages.
+store cost); left open, the WAL is checkpointed at a session's end on a thread of its
+own (checkpoint.py), with SQLite's autocheckpoint as the backstop.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import threading
@@ -31,6 +33,7 @@ from launcher.events import (
     TurnEnd,
     UserMessage,
 )
+from launcher.store import checkpoint
 from launcher.store.db import connect, index_new, write
 from launcher.store.runlock import RunLock, lock_path, take_claimed
 
@@ -80,35 +83,21 @@ class StoreSink:
         self._broken = False
         self._start: SessionStart | None = None
         self._lock: RunLock | None = None
+        self._commits = 0  # this session's transactions, counted toward the next checkpoint
 
     async def __call__(self, event: Event) -> None:
-        if self._broken:
+        # Most events (deltas, calls, server states) write nothing: leave before any work.
+        handler = _HANDLERS.get(type(event))
+        if handler is None or self._broken:
             return
         try:
-            self._handle(event)
+            handler(self, event)
         except (sqlite3.Error, OSError):
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
             if self._conn is not None:
                 forget_connection(self.home)
             self._close()
-
-    def _handle(self, event: Event) -> None:
-        handler = self._handlers().get(type(event))
-        if handler is not None:
-            handler(event)
-
-    def _handlers(self) -> dict[type, Callable[[Any], None]]:
-        return {
-            SessionStart: self._on_session_start,
-            AgentStart: self._on_agent_start,
-            UserMessage: self._on_user,
-            AssistantMessage: self._on_assistant,
-            ToolResultEvent: self._on_tool_result,
-            TurnEnd: self._on_turn_end,
-            AgentEnd: self._on_agent_end,
-            SessionEnd: self._on_session_end,
-        }
 
     def _on_session_start(self, e: SessionStart) -> None:
         self._start = e
@@ -227,14 +216,22 @@ class StoreSink:
                 (e.ts, RunStatus.ERROR if e.error else RunStatus.ENDED, e.error, self._session),
             )
         )
-        self._flush(index=True)
-        self._close()
+        # When a checkpoint is due, its thread indexes this session's messages after it.
+        background = self._conn is not None and checkpoint.due(self.home, self._commits + 1)
+        try:
+            self._flush(index=not background)
+        finally:
+            self._close()
+            if background:
+                checkpoint.start(self.home)
 
     def _message(self, turn: int, role: str, content: str, ts: float, **extra: Any) -> None:
-        cols = ["session", "turn", "role", "content", "ts", *extra]
-        values = (self._session, turn, role, content, ts, *extra.values())
-        marks = ", ".join("?" * len(cols))
-        self._pending.append((f"INSERT INTO messages({', '.join(cols)}) VALUES ({marks})", values))
+        self._pending.append(
+            (
+                _insert_message(tuple(extra)),
+                (self._session, turn, role, content, ts, *extra.values()),
+            )
+        )
 
     def _flush(self, *, index: bool = False) -> None:
         """Commit what is pending in one transaction; `index` also brings the search index up."""
@@ -251,9 +248,30 @@ class StoreSink:
 
         with _SHARED_LOCK:
             write(conn, body)
+        self._commits += 1
 
     def _close(self) -> None:
         self._conn = None  # the shared connection stays open for the next session
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+_HANDLERS: dict[type, Callable[[StoreSink, Any], None]] = {
+    SessionStart: StoreSink._on_session_start,
+    AgentStart: StoreSink._on_agent_start,
+    UserMessage: StoreSink._on_user,
+    AssistantMessage: StoreSink._on_assistant,
+    ToolResultEvent: StoreSink._on_tool_result,
+    TurnEnd: StoreSink._on_turn_end,
+    AgentEnd: StoreSink._on_agent_end,
+    SessionEnd: StoreSink._on_session_end,
+}
+"""The events that write rows; every other event passes the sink untouched."""
+
+
+@functools.cache
+def _insert_message(extra: tuple[str, ...]) -> str:
+    """The INSERT for a message with these optional columns (a handful of shapes in all)."""
+    cols = ("session", "turn", "role", "content", "ts", *extra)
+    return f"INSERT INTO messages({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
