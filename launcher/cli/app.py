@@ -11,8 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from launcher.cli.group import CommandGroup
+
 app = typer.Typer(
     name="subagent",
+    cls=CommandGroup,
     help="Scoped LLM sub-agents whose tools come from MCP servers.",
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -98,10 +101,10 @@ for command in (
 
 
 def click_command() -> Any:
-    """The click command typer builds from `app`, with readable help placeholders."""
-    from launcher.cli.placeholders import make_readable
+    """The click group for `app`: each command built on first use, with readable placeholders."""
+    from launcher.cli.group import lazy_group
 
-    return make_readable(typer.main.get_command(app))
+    return lazy_group(app)
 
 
 def main() -> None:
