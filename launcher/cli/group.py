@@ -50,6 +50,9 @@ class LazyCommands(MutableMapping[str, Command]):
         del self._infos[name]
         self._built.pop(name, None)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._infos  # Mapping's default would build the command to say so
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._infos)
 
@@ -61,10 +64,10 @@ class LazyCommands(MutableMapping[str, Command]):
         if name in self._built:
             return self._built[name]
         info = self._infos[name]
-        text = inspect.cleandoc(info.help) if info.help is not None else None
+        doc = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
         return TyperCommand(
             name=name,
-            help=text if text is not None else inspect.getdoc(info.callback),
+            help=doc,
             short_help=info.short_help,
             hidden=info.hidden,
             deprecated=info.deprecated,
