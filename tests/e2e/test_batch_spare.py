@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG
 from tests.e2e.batch_support import results, scripted_tasks
 from tests.e2e.conftest import Subagent, assert_all_gone, is_alive, wait_until, write_config
 from tests.e2e.spare_support import group_members, spares_of
@@ -53,3 +54,30 @@ def test_spares_live_only_while_the_batch_does(
     assert_all_gone(spares, tmp_path)
     if ending == "end":
         assert sorted(r["status"] for r in results(out)) == ["completed"] * 3
+
+
+def test_a_batch_of_scripted_tasks_keeps_lean_spares(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(tmp_path / "cfg", {})
+    tasks = scripted_tasks(tmp_path, 3, sleep=3)
+    out = tmp_path / "r.jsonl"
+    args = ("batch", str(tasks), "--config-dir", str(config), "--out", str(out), "--jobs", "2")
+    batch = subagent.start(*args)
+    try:
+        assert wait_until(lambda: len(spares_of(batch.pid)) == 2, UP_LIMIT_S)
+        argvs = [_argv(pid) for pid in spares_of(batch.pid)]
+        batch.wait(timeout=BATCH_LIMIT_S)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+    # A scripted run needs no HTTP client: its spares do not preload one.
+    assert all(SPARE_FLAG in argv and LEAN_FLAG in argv for argv in argvs), argvs
+    assert batch.returncode == 0
+    assert sorted(r["status"] for r in results(out)) == ["completed"] * 3
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []  # it ended in between: the assertion then names it
