@@ -32,6 +32,7 @@ class FakeWorkers:
     def __init__(self) -> None:
         self.started: list[tuple[int, bool]] = []
         self.warming: set[int] = set()
+        self.stopped: set[int] = set()
         self.gated = anyio.Event()
 
     async def start(self, workspace: Any, log_path: Path, *, spare: bool, lean: bool) -> Any:
@@ -42,6 +43,7 @@ class FakeWorkers:
 
     async def stop(self, process: Any, ladder: Any) -> None:
         process.returncode = 0
+        self.stopped.add(process.pid)
 
     async def wait_until(self, predicate: Callable[[], bool], limit_s: float) -> bool:
         if not predicate():

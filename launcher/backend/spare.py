@@ -166,6 +166,9 @@ class SparePool:
         self._ready: list[Spare] = []
         self._retired: list[Spare] = []
         self._taken: list[int] = []
+        self._takes = 0
+        self._takes_in_all: int | None = None
+        """How many takes the pool's user will make in all (None: no end known)."""
         """Pids of spares handed out, until they are seen done importing."""
         self._wanted = anyio.Event()
 
@@ -174,9 +177,21 @@ class SparePool:
         """The waiting spares' pids."""
         return [s.process.pid for s in self._ready]
 
+    def expect_takes(self, count: int) -> None:
+        """`take` is called `count` times in all: keep no more spares than the takes still
+        to come can use."""
+        self._takes_in_all = count
+        self._wanted.set()
+
+    def _wanted_count(self) -> int:
+        if self._takes_in_all is None:
+            return self._count
+        return max(0, min(self._count, self._takes_in_all - self._takes))
+
     def take(self, workspace: str | Path) -> Spare | None:
         """A waiting spare started in `workspace` (None: start a fresh worker); the owner
         task then starts the next one."""
+        self._takes += 1
         here = _identity(workspace)
         spare = None
         while self._ready and spare is None:
@@ -214,9 +229,11 @@ class SparePool:
         return len(self._taken) + waiting
 
     async def _fill(self, *, gated: bool = True) -> None:
+        while len(self._ready) > self._wanted_count():
+            self._retired.append(self._ready.pop())  # the newest: likely still importing
         retired, self._retired = self._retired, []
         await self._stop(retired)
-        while len(self._ready) < self._count:
+        while len(self._ready) < self._wanted_count():
             if gated:
                 await wait_until(lambda: self.warming() < self._max_warming, WARM_WAIT_S)
             here = _identity(self._workspace)

@@ -72,6 +72,11 @@ class LocalEngine:
                 tg, self._tg = self._tg, None
                 await tg.start(spares.run)
 
+    def total_tasks(self, count: int) -> None:
+        """No spare beyond the tasks still to come: the batch's last ones take what waits."""
+        if self._spares is not None:
+            self._spares.expect_takes(count)
+
     async def run(self, task: BatchTask) -> TaskEnd:
         """One task to its end; a worker that cannot start is an error TaskEnd."""
         o = self.options
