@@ -33,8 +33,12 @@ PRELOAD = (
     "launcher.agent",
     "launcher.session",
     "launcher.store.sink",
+    "launcher.store.history",
     "launcher.tools",
     "launcher.tools.delegate",
+    "launcher.tools.sandbox",
+    "launcher.tools.sandbox.apply",
+    "launcher.worktree",
     "launcher.procs.watchdog",
 )
 """What every session imports on its way: a spare imports it while it waits, so a spawn
@@ -169,6 +173,10 @@ def _preload(*, lean: bool = False) -> None:
     for name in PRELOAD if lean else PRELOAD + FULL_PRELOAD:
         with contextlib.suppress(ImportError):  # the job itself then reports what is missing
             importlib.import_module(name)
+    with contextlib.suppress(Exception):  # the same failure then meets the session's check
+        from launcher.tools.sandbox.apply import mechanism_problem
+
+        mechanism_problem()  # probed once a process (its imports, a thread that confines)
     if lean:
         return
     with contextlib.suppress(Exception):  # the same failure then meets the job's own call

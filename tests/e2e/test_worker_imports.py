@@ -56,7 +56,7 @@ def test_a_scripted_spawn_imports_no_http_stack(tmp_path: Path, subagent: Subage
 def test_a_lean_spare_preloads_the_session_but_no_http_stack(subagent: Subagent) -> None:
     modules = _preloaded(subagent, lean=True)
     assert {"launcher.assemble", "launcher.session", "launcher.agent"} <= modules
-    assert "launcher.models.scripted" in modules
+    assert {"launcher.models.scripted", "launcher.tools.sandbox.seccomp"} <= modules
     assert _http(modules) == set()
     assert "launcher.bridge.connection" not in modules
 
