@@ -55,7 +55,11 @@ WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
 def default_max_warming() -> int:
     """Spares importing at once: one a core. More only share the cores, so a job handed to
     a spare still importing waits for the replacements started beside it."""
-    return max(1, os.cpu_count() or 1)
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may run on
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores)
 
 
 def is_warming(pid: int) -> bool:
