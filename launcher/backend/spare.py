@@ -170,10 +170,10 @@ class SparePool:
         self._ready: list[Spare] = []
         self._retired: list[Spare] = []
         self._taken: list[int] = []
+        """Pids of spares handed out, until they are seen done importing."""
         self._takes = 0
         self._takes_in_all: int | None = None
         """How many takes the pool's user will make in all (None: no end known)."""
-        """Pids of spares handed out, until they are seen done importing."""
         self._wanted = anyio.Event()
 
     @property
