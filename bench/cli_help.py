@@ -33,8 +33,14 @@ def subagent_cmd() -> list[str]:
 
 
 def check_runs(cmd: list[str]) -> None:
-    """Refuse to time a command that fails: a fast failure would look like a fast start."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    """Refuse to time a command that fails: a fast failure would look like a fast start.
+
+    This first run also writes the launcher's .pyc files, as an installed copy has them (pip
+    compiles at install), even where PYTHONDONTWRITEBYTECODE is set: without them every
+    timed run would compile the CLI's modules from source, which typer's side never does.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr[-500:]}")
 

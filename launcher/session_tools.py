@@ -17,7 +17,7 @@ import anyio
 
 from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
 from launcher.events import ToolsChanged
-from launcher.secrets import SecretMask
+from launcher.secrets import LiveMask, SecretMask
 from launcher.store.spill import fit_result, results_dir
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.types import CALL_ID, ToolCaller, ToolDef, ToolEntry, ToolResult
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 def finished(call: ToolCaller, mask: SecretMask, limit: int | None, results: Path) -> ToolCaller:
     """`call` with its results masked and, over `limit` bytes, spilled to `results`."""
-    if not mask and limit is None:
-        return call
+    if not mask and limit is None and not isinstance(mask, LiveMask):
+        return call  # nothing to mask, now or later (a LiveMask learns tokens as it runs)
 
     async def finish(arguments: dict[str, Any]) -> ToolResult:
         result = await call(arguments)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
@@ -25,6 +23,8 @@ def agents(
         config = load(config_dir)
         rows = agent_rows(config)
         if json_out:
+            import json
+
             print(json.dumps(rows, indent=2))
         else:
             print_agents(rows)

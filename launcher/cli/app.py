@@ -2,7 +2,9 @@
 
 Each command is one module named for it (signature and body); nothing heavy is imported
 at module level in any of them: `--help`, `agents` and `servers` must stay fast and must
-never start a process (only `tools`, `spawn` and `serve` may).
+never start a process (only `tools`, `spawn` and `serve` may). `--help` imports each
+module for its docstring; typer turns a signature into click parameters only for the
+command that runs (cli/group.py). tests/e2e/test_cli_help_imports.py holds both.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from typing import Annotated, Any
 
 import typer
 
+from launcher.cli.group import CommandGroup, lazy_group
+
 app = typer.Typer(
     name="subagent",
+    cls=CommandGroup,
     help="Scoped LLM sub-agents whose tools come from MCP servers.",
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -98,10 +103,8 @@ for command in (
 
 
 def click_command() -> Any:
-    """The click command typer builds from `app`, with readable help placeholders."""
-    from launcher.cli.placeholders import make_readable
-
-    return make_readable(typer.main.get_command(app))
+    """The click group for `app`: each command built on first use, with readable placeholders."""
+    return lazy_group(app)
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,6 +85,8 @@ def run_check(
     if junit is not None:
         write_junit(results, junit)
     if json_out:
+        import json
+
         print(json.dumps(report, indent=2))
     else:
         print_check_table(report)

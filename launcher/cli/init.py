@@ -9,22 +9,15 @@ about a second. Nothing is ever overwritten: an existing file is bad usage (exit
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from launcher.cli import init_files as files
 from launcher.cli.options import exit_with
-from launcher.errors import UsageError
 
-CONFIG = ".subagent"
-WORKFLOW = Path(".github") / "workflows" / "agents.yml"
 LOCK_SETTLE_S = 0.0
 """The stub server lists every tool at connect: nothing arrives later to wait for."""
-REPOSITORY = "https://github.com/your-org/subagent"
-"""Fallback for the workflow's install line when the package metadata names no repository."""
 
 
 def init(
@@ -47,52 +40,16 @@ def init(
     exit_with(body, fast=True)
 
 
-@dataclass(frozen=True)
-class Planned:
-    """One file init writes: its path and its text."""
-
-    path: Path
-    text: str
-
-
-def plan(root: Path, *, ci: bool, python: str) -> list[Planned]:
-    """Every file `init` would write under `root` (the lock comes after, from a session)."""
-    config = root / CONFIG
-    script = config / "scripts" / "triage.yaml"
-    out = [
-        Planned(config / "mcp.json", files.mcp_json(python)),
-        # Relative to the agent file: the config runs from any directory, and in CI.
-        Planned(config / "agents" / f"{files.AGENT}.md", files.agent_md("../scripts/triage.yaml")),
-        Planned(script, files.SCRIPT_YAML),
-        Planned(config / "checks" / "triage-run.yaml", files.CHECK_YAML),
-    ]
-    if ci:
-        out.append(Planned(root / WORKFLOW, files.workflow_yaml(install_requirement())))
-    return out
-
-
-def install_requirement() -> str:
-    """The pip requirement for subagent: a git URL from the package's own metadata."""
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    url = REPOSITORY
-    try:
-        for entry in metadata("subagent").get_all("Project-URL") or []:
-            label, _, value = entry.partition(",")
-            if label.strip().lower() == "repository":
-                url = value.strip()
-    except PackageNotFoundError:
-        pass
-    return f"subagent @ git+{url}"
-
-
 def run_init(directory: Path | None, *, ci: bool) -> int:
     """Write the files, pin the example agent, say what was written and what to run next."""
+    from launcher.cli import init_files as files
+    from launcher.errors import UsageError
+
     root = (directory or Path.cwd()).absolute()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a directory")
-    planned = plan(root, ci=ci, python=sys.executable)
-    lock = root / CONFIG / "subagent.lock.json"
+    planned = files.plan(root, ci=ci, python=sys.executable)
+    lock = root / files.CONFIG / "subagent.lock.json"
     for path in [p.path for p in planned] + [lock]:
         if path.exists() or path.is_symlink():
             raise UsageError(f"{path} already exists; init never overwrites (remove it first)")
@@ -102,28 +59,29 @@ def run_init(directory: Path | None, *, ci: bool) -> int:
             handle.write(item.text)
         print(f"wrote {_shown(item.path)}")
     try:
-        _pin(root)
+        _pin(root / files.CONFIG, files.AGENT)
     except Exception:
         sys.stderr.write(
             "subagent: the files are written; pin their tools once the server starts: "
-            f"subagent lock --config-dir {_shown(root / CONFIG)}\n"
+            f"subagent lock --config-dir {_shown(root / files.CONFIG)}\n"
         )
         raise
     print(f"wrote {_shown(lock)} (pinned {files.AGENT}'s tools; the stub server ran once)")
-    _next_steps(root)
+    _next_steps(root, files.AGENT)
     return 0
 
 
-def _pin(root: Path) -> None:
+def _pin(config_dir: Path, agent: str) -> None:
     """Write the lock through `subagent lock`'s own code: one session of the example agent."""
     from launcher.check.lock_writer import lock_agents
     from launcher.cli.run import run_async
     from launcher.config.discovery import load_config
 
-    config = load_config(root / CONFIG, cwd=root)
+    root = config_dir.parent
+    config = load_config(config_dir, cwd=root)
 
     async def main() -> object:
-        return await lock_agents(config, [files.AGENT], settle=LOCK_SETTLE_S, workspace=root)
+        return await lock_agents(config, [agent], settle=LOCK_SETTLE_S, workspace=root)
 
     run_async(main)
 
@@ -136,12 +94,12 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _next_steps(root: Path) -> None:
+def _next_steps(root: Path, agent: str) -> None:
     here = root == Path.cwd().absolute()
     where = "" if here else f"cd {_shown(root)}\n  "
     print(
         "\nNext (offline, no API key):\n"
         f"  {where}subagent check                  # the agent's expect: block and the check\n"
-        f'  subagent spawn {files.AGENT} "Triage the open issues"\n'
+        f'  subagent spawn {agent} "Triage the open issues"\n'
         "  subagent log                    # the runs, stored in SUBAGENT_HOME"
     )

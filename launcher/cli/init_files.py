@@ -1,4 +1,5 @@
-"""The files `subagent init` writes: an example agent, its scripted model, a check, a workflow.
+"""The files `subagent init` writes, and where: an example agent, its scripted model, a
+check, a workflow (cli/init.py imports this module only when `init` runs).
 
 Everything runs offline: the one server is the shipped stub GitHub server, started with
 the interpreter that runs `subagent` (so it works from a pipx or uv tool install, whose
@@ -9,9 +10,15 @@ does, because the path written here exists on this machine only.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 SERVER = "github"
 AGENT = "triage"
+CONFIG = ".subagent"
+WORKFLOW = Path(".github") / "workflows" / "agents.yml"
+REPOSITORY = "https://github.com/your-org/subagent"
+"""Fallback for the workflow's install line when the package metadata names no repository."""
 PYTHON_ENV = "SUBAGENT_PYTHON"
 """Overrides the stub server's interpreter (the CI workflow sets it to the runner's)."""
 
@@ -104,3 +111,42 @@ jobs:
         with:
           report_paths: report.xml
 """
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One file init writes: its path and its text."""
+
+    path: Path
+    text: str
+
+
+def plan(root: Path, *, ci: bool, python: str) -> list[Planned]:
+    """Every file `init` would write under `root` (the lock comes after, from a session)."""
+    config = root / CONFIG
+    script = config / "scripts" / "triage.yaml"
+    out = [
+        Planned(config / "mcp.json", mcp_json(python)),
+        # Relative to the agent file: the config runs from any directory, and in CI.
+        Planned(config / "agents" / f"{AGENT}.md", agent_md("../scripts/triage.yaml")),
+        Planned(script, SCRIPT_YAML),
+        Planned(config / "checks" / "triage-run.yaml", CHECK_YAML),
+    ]
+    if ci:
+        out.append(Planned(root / WORKFLOW, workflow_yaml(install_requirement())))
+    return out
+
+
+def install_requirement() -> str:
+    """The pip requirement for subagent: a git URL from the package's own metadata."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    url = REPOSITORY
+    try:
+        for entry in metadata("subagent").get_all("Project-URL") or []:
+            label, _, value = entry.partition(",")
+            if label.strip().lower() == "repository":
+                url = value.strip()
+    except PackageNotFoundError:
+        pass
+    return f"subagent @ git+{url}"

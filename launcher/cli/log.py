@@ -1,4 +1,5 @@
-"""`subagent log`: read the session store. Stdlib only at import: the command must stay fast.
+"""`subagent log`: read the session store. Its body imports what it uses: `--help` lists
+`log` and its fast path parses without loading the store, its errors or `json`.
 
 The console script parses plain arguments with `parse_fast` before typer loads
 (cli/entry.py), so typer is imported only inside `command()`, which builds the typer
@@ -6,13 +7,9 @@ signature. No `from __future__ import annotations`: typer reads the annotations 
 nested function, whose names live in its scope, not the module's.
 """
 
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
-
-from launcher.errors import UsageError
-from launcher.state import state_home
 
 LOG_DEFAULT_N = 20
 """`subagent log` lists this many sessions unless `-n` says otherwise."""
@@ -109,6 +106,7 @@ def run_log(
     import sqlite3
 
     from launcher.errors import RunError
+    from launcher.state import state_home
     from launcher.store.db import db_path
 
     try:
@@ -129,6 +127,8 @@ def _run_log(
     json_out: bool,
 ) -> int:
     from launcher.cli import render, views
+    from launcher.errors import UsageError
+    from launcher.state import state_home
     from launcher.store import query as q
     from launcher.store.db import connect
     from launcher.store.runlock import mark_interrupted
@@ -170,6 +170,8 @@ def _run_log(
 
 def _empty(ref: str | None, *, usage: bool, json_out: bool) -> int:
     """No logs.db yet: an empty list, or the same error as an unknown id."""
+    from launcher.errors import UsageError
+
     if ref is not None:
         raise UsageError(f"no stored session {ref!r} (nothing stored yet)")
     if json_out:
@@ -183,6 +185,8 @@ def _empty(ref: str | None, *, usage: bool, json_out: bool) -> int:
 
 def _out(data: Any, json_out: bool, human: Any) -> None:
     if json_out:
+        import json
+
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         human()

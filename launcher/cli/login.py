@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from launcher.cli.options import ConfigDir, exit_with, load
-from launcher.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from launcher.config.types import Config, ServerSpec
@@ -59,6 +58,8 @@ def logout(server: ServerName, config_dir: ConfigDir = None) -> None:
 
 def oauth_server(config: Config, name: str) -> ServerSpec:
     """The configured server `name`, which must say `"auth": "oauth"` (else bad usage)."""
+    from launcher.errors import ConfigError, UsageError
+
     spec = config.servers.get(name)
     if spec is None:
         known = ", ".join(sorted(config.servers)) or "none"
@@ -150,6 +151,7 @@ def quiet_sdk_logging() -> None:
 def run_logout(server: str, config_dir: Path | None) -> int:
     """Delete the server's stored tokens (a removed server's too)."""
     from launcher.auth.tokens import TokenStore
+    from launcher.errors import UsageError
     from launcher.state import state_home
 
     store = TokenStore(state_home())

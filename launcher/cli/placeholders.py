@@ -74,15 +74,14 @@ def placeholder(param: Any) -> str:
 
 
 def make_readable(command: Any) -> Any:
-    """Give every value-taking parameter of `command` and its subcommands a placeholder."""
+    """Give every value-taking parameter of `command` a placeholder (not its subcommands:
+    the group builds each one on first use, cli/group.py, and makes it readable then)."""
     for param in getattr(command, "params", []):
         if getattr(param, "is_flag", False) or getattr(param, "metavar", None) is not None:
             continue
         param.metavar = placeholder(param)
         if getattr(param, "param_type_name", "") == "argument":
             _plain_argument(param)
-    for sub in getattr(command, "commands", {}).values():
-        make_readable(sub)
     return command
 
 

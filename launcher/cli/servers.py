@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from launcher.cli.options import (
     ConfigDir,
     JsonFlag,
@@ -25,6 +23,8 @@ def servers(
         config = load(config_dir)
         rows = server_rows(config)
         if json_out:
+            import json
+
             print(json.dumps(rows, indent=2))
         elif not rows:
             from launcher.cli.searched import nothing_found

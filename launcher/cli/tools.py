@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,6 +98,8 @@ def run_tools(
         if progress is not None:
             progress.clear()
     if json_out:
+        import json
+
         print(json.dumps(report, indent=2))
     else:
         print_tools_table(report)

@@ -1,4 +1,6 @@
-"""`subagent --help` stays fast: it imports neither the MCP SDK, httpx, nor the bridge."""
+"""`subagent --help` stays fast: it imports neither the MCP SDK, httpx, nor the bridge, and
+`--help` (the group's or a command's) imports nothing `import typer` does not, beyond the
+CLI's own signature modules: every other import belongs in a command's body."""
 
 from __future__ import annotations
 
@@ -15,10 +17,25 @@ pytestmark = pytest.mark.e2e
 HEAVY = ("mcp", "mcp_types", "httpx", "httpx2", "launcher.bridge", "launcher.session")
 
 
-def _imported(args: list[str], subagent: Subagent) -> set[str]:
+SIGNATURES = {
+    "launcher",
+    "launcher.cli",
+    "launcher.cli.__main__",
+    "launcher.cli.entry",
+    "launcher.cli.app",
+    "launcher.cli.group",
+    "launcher.cli.placeholders",
+    "launcher.cli.options",
+    "launcher.cli.loading",
+}
+"""What `--help` may load of the launcher besides the command modules: the entry point, the
+app and its group, and what every signature shares (options, and the typer-free loader)."""
+
+
+def _imported(args: list[str], subagent: Subagent, *, how: tuple[str, ...] = ()) -> set[str]:
     """Top-level and dotted module names `python -X importtime -m launcher.cli ARGS` imported."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "launcher.cli", *args],
+        [sys.executable, "-X", "importtime", *(how or ("-m", "launcher.cli")), *args],
         capture_output=True,
         text=True,
         env=subagent.env(),
@@ -68,3 +85,24 @@ def test_command_help_imports_no_pydantic(subagent: Subagent) -> None:
         modules = _imported(args, subagent)
         assert "typer" in modules
         assert {m for m in modules if m.split(".")[0] == "pydantic"} == set(), args
+
+
+def test_help_imports_nothing_beyond_typer_and_the_signatures(subagent: Subagent) -> None:
+    from launcher.cli.app import app
+    from launcher.cli.group import command_name
+
+    # What the interpreter, `-m` (runpy) and typer load anyway: the baseline of bench/cli_help.py.
+    baseline = _imported([], subagent, how=("-c", "import runpy, typer"))
+    commands = {command_name(info): info.callback.__module__ for info in app.registered_commands}
+    allowed = SIGNATURES | set(commands.values())
+    for args in (["--help"], *([name, "--help"] for name in commands)):
+        modules = _imported(args, subagent)
+        extra = {m for m in modules - baseline if m not in allowed and m.split(".")[0] != "typer"}
+        assert extra == set(), (
+            f"`subagent {' '.join(args)}` imported {sorted(extra)}: "
+            "move them into the body of the command that uses them"
+        )
+    # The listing built no command: every signature module loaded, none of their bodies' needs.
+    modules = _imported(["--help"], subagent)
+    assert set(commands.values()) <= modules
+    assert not {"json", "secrets", "launcher.state", "launcher.errors"} & modules
