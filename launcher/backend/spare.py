@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from launcher.procs.group import Ladder, spawn_group, stop_group
+from launcher.procs.group import Ladder, spawn_group, stop_group, wait_until
 from launcher.procs.hidden import child_handover
 from launcher.state import private_dir, private_opener
 
@@ -35,6 +35,12 @@ the last (a host's next tool call follows a model turn); each spare holds an int
 each still needs its own ~0.4 s of start-up CPU, on the same cores."""
 SPARE_FLAG = "--spare"
 """The worker's argument: preload the session's modules before reading the Job."""
+LEAN_FLAG = "--lean"
+"""With SPARE_FLAG: preload only what every session imports, not an HTTP model's client
+or the MCP bridge (a batch of scripted tasks would pay for them in every worker)."""
+WARM_WAIT_S = 10.0
+"""How long a refill waits for spares still importing before it starts one anyway (a
+spare stuck importing must not stop the pool)."""
 WARMING_NAME = "subagent-warmup"
 """A spare's process name (/proc/PID/comm, `ps -o comm`) while it imports."""
 SPARE_NAME = "subagent-spare"
@@ -46,10 +52,31 @@ WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
 """-P: the user's workspace (the worker's cwd) must not shadow our own packages."""
 
 
+def default_max_warming() -> int:
+    """Spares importing at once: one a core. More only share the cores, so a job handed to
+    a spare still importing waits for the replacements started beside it."""
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may run on
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores)
+
+
+def is_warming(pid: int) -> bool:
+    """Whether the spare `pid` is still importing (Linux: its process name says so; where
+    names cannot be read, never)."""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
+            return comm.read().strip() == WARMING_NAME
+    except OSError:
+        return False
+
+
 async def start_worker(
-    workspace: str | Path, log_path: Path, *, spare: bool = False
+    workspace: str | Path, log_path: Path, *, spare: bool = False, lean: bool = False
 ) -> anyio.abc.Process:
-    """Start a worker in `workspace`, stderr appended to `log_path`; its stdin waits for the Job."""
+    """Start a worker in `workspace`, stderr appended to `log_path`; its stdin waits for the
+    Job (`spare`: preloading first, `lean`: only what every session needs)."""
     private_dir(log_path.parent)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
@@ -60,7 +87,7 @@ async def start_worker(
             # Its own group: a signal meant for serve's group must not cut a worker's
             # shutdown short; serve ends its workers itself.
             return await spawn_group(
-                [*WORKER_ARGV, *([SPARE_FLAG] if spare else [])],
+                [*WORKER_ARGV, *_spare_args(spare, lean)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errlog,
@@ -70,6 +97,12 @@ async def start_worker(
             )
         finally:
             os.close(handover)
+
+
+def _spare_args(spare: bool, lean: bool) -> list[str]:
+    if not spare:
+        return []
+    return [SPARE_FLAG, LEAN_FLAG] if lean else [SPARE_FLAG]
 
 
 @dataclass
@@ -113,14 +146,34 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
 
 
 class SparePool:
-    """Keeps `count` spare workers started in `workspace`; `run` is its one owner task."""
+    """Keeps `count` spare workers started in `workspace`; `run` is its one owner task.
 
-    def __init__(self, *, workspace: Path, log_dir: Path, count: int = SPARE_COUNT) -> None:
+    A refill starts a spare only while fewer than `max_warming` of its spares, waiting or
+    taken, are still importing: on few cores, replacements started all at once beside
+    spares just taken would slow the jobs those run. `lean` spares preload only what every
+    session needs (a driver whose jobs use a scripted model sets it)."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        log_dir: Path,
+        count: int = SPARE_COUNT,
+        lean: bool = False,
+        max_warming: int | None = None,
+    ) -> None:
         self._workspace = workspace
         self._log_dir = log_dir
         self._count = count
+        self.lean = lean
+        self._max_warming = max_warming or default_max_warming()
         self._ready: list[Spare] = []
         self._retired: list[Spare] = []
+        self._taken: list[int] = []
+        """Pids of spares handed out, until they are seen done importing."""
+        self._takes = 0
+        self._takes_in_all: int | None = None
+        """How many takes the pool's user will make in all (None: no end known)."""
         self._wanted = anyio.Event()
 
     @property
@@ -128,15 +181,28 @@ class SparePool:
         """The waiting spares' pids."""
         return [s.process.pid for s in self._ready]
 
+    def expect_takes(self, count: int) -> None:
+        """`take` is called `count` times in all: keep no more spares than the takes still
+        to come can use."""
+        self._takes_in_all = count
+        self._wanted.set()
+
+    def _wanted_count(self) -> int:
+        if self._takes_in_all is None:
+            return self._count
+        return max(0, min(self._count, self._takes_in_all - self._takes))
+
     def take(self, workspace: str | Path) -> Spare | None:
         """A waiting spare started in `workspace` (None: start a fresh worker); the owner
         task then starts the next one."""
+        self._takes += 1
         here = _identity(workspace)
         spare = None
         while self._ready and spare is None:
             candidate = self._ready.pop(0)
             if candidate.process.returncode is None and candidate.cwd == here:
                 spare = candidate
+                self._taken.append(candidate.process.pid)
             else:  # it died, or its directory is not this job's (gone, or another)
                 self._retired.append(candidate)
         self._wanted.set()
@@ -148,7 +214,7 @@ class SparePool:
         """Keep the pool full until cancelled, then end every spare still waiting; started
         once the first spares are."""
         try:
-            await self._fill()
+            await self._fill(gated=False)  # nothing is importing yet: start them all now
             task_status.started()
             while True:
                 await self._wanted.wait()
@@ -160,10 +226,20 @@ class SparePool:
                 self._ready.clear()
                 self._retired.clear()
 
-    async def _fill(self) -> None:
+    def warming(self) -> int:
+        """How many of the pool's spares, waiting or taken, are still importing."""
+        self._taken = [pid for pid in self._taken if is_warming(pid)]
+        waiting = sum(1 for s in self._ready if is_warming(s.process.pid))
+        return len(self._taken) + waiting
+
+    async def _fill(self, *, gated: bool = True) -> None:
+        while len(self._ready) > self._wanted_count():
+            self._retired.append(self._ready.pop())  # the newest: likely still importing
         retired, self._retired = self._retired, []
         await self._stop(retired)
-        while len(self._ready) < self._count:
+        while len(self._ready) < self._wanted_count():
+            if gated:
+                await wait_until(lambda: self.warming() < self._max_warming, WARM_WAIT_S)
             here = _identity(self._workspace)
             if here is None:
                 return  # the workspace is gone: spawns start fresh and report it
@@ -171,7 +247,9 @@ class SparePool:
             try:
                 # Shielded: a process started while the owner is cancelled must be recorded.
                 with anyio.CancelScope(shield=True):
-                    process = await start_worker(self._workspace, log_path, spare=True)
+                    process = await start_worker(
+                        self._workspace, log_path, spare=True, lean=self.lean
+                    )
             except OSError:
                 return  # a fresh worker would fail the same way, and say why
             self._ready.append(Spare(process, log_path, here))

@@ -22,7 +22,6 @@ from launcher.events import AgentEnd, Event, EventBus, RunStatus, SessionEnd, js
 
 PRELOAD = (
     "anyio._backends._asyncio",
-    "httpcore",  # the model client's transport
     "importlib.readers",
     "importlib.resources.readers",  # the built-in agents are package files
     "zipfile",
@@ -30,16 +29,28 @@ PRELOAD = (
     "launcher.config.discovery",
     "launcher.backend.nested",
     "launcher.models.factory",
+    "launcher.models.scripted",
     "launcher.agent",
     "launcher.session",
     "launcher.store.sink",
+    "launcher.store.history",
     "launcher.tools",
     "launcher.tools.delegate",
+    "launcher.tools.sandbox",
+    "launcher.tools.sandbox.apply",
+    "launcher.worktree",
     "launcher.procs.watchdog",
-    "launcher.bridge.connection",
 )
-"""What a session imports on its way (the MCP SDK with the bridge): a spare imports it
-while it waits, so a spawn it serves does not."""
+"""What every session imports on its way: a spare imports it while it waits, so a spawn
+it serves does not."""
+FULL_PRELOAD = (
+    "httpx2",  # an HTTP model's client and transport
+    "launcher.models.openai",
+    "launcher.models.anthropic",
+    "launcher.bridge.connection",  # a session's MCP servers (the SDK loads at connect)
+)
+"""What only some sessions import (an HTTP model, MCP servers), with the model client's
+trust store: a spare started without `--lean` loads these too."""
 PR_SET_NAME = 15
 PR_GET_NAME = 16
 
@@ -156,11 +167,18 @@ def _emit_line(event: Event) -> None:
         sys.stdout.flush()
 
 
-def _preload() -> None:
-    """A spare's wait: import what the session will, and load the model client's trust store."""
-    for name in PRELOAD:
+def _preload(*, lean: bool = False) -> None:
+    """A spare's wait: import what the session will, and (unless `lean`) what an HTTP model
+    or an MCP server needs, with the model client's trust store."""
+    for name in PRELOAD if lean else PRELOAD + FULL_PRELOAD:
         with contextlib.suppress(ImportError):  # the job itself then reports what is missing
             importlib.import_module(name)
+    with contextlib.suppress(Exception):  # the same failure then meets the session's check
+        from launcher.tools.sandbox.apply import mechanism_problem
+
+        mechanism_problem()  # probed once a process (its imports, a thread that confines)
+    if lean:
+        return
     with contextlib.suppress(Exception):  # the same failure then meets the job's own call
         from launcher.assemble import model_tls_context
 
@@ -187,15 +205,16 @@ def _set_name(name: str) -> str:
 
 
 def main() -> None:
-    """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it)."""
-    from launcher.backend.spare import SPARE_FLAG, SPARE_NAME, WARMING_NAME
+    """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it;
+    `--lean`: preload only what every session needs)."""
+    from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
     spare = SPARE_FLAG in sys.argv[1:]
     if spare:
         name = _set_name(WARMING_NAME)
-        _preload()
+        _preload(lean=LEAN_FLAG in sys.argv[1:])
         _set_name(SPARE_NAME)
     first = sys.stdin.readline()
     if not first:

@@ -104,6 +104,10 @@ class Engine(Protocol):
         """Run `task` to its end in its own worker process; failures are a TaskEnd."""
         ...
 
+    def total_tasks(self, count: int) -> None:
+        """The input is read to its end: `run` is called `count` times in all this batch."""
+        ...
+
 
 @dataclass(frozen=True)
 class EngineOptions:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -87,19 +88,39 @@ async def run_batch(
             slots.release()
             notify(progress)
 
-    async with engine, anyio.create_task_group() as tg:
+    def runnable() -> Iterator[BatchTask]:
         for item in read_tasks(tasks_path):
             if isinstance(item, BadLine):
                 progress.bad.append(item)
                 notify(progress)
-                continue
-            if item.id in skip:
+            elif item.id in skip:
                 progress.skipped += 1
-                continue
+            else:
+                yield item
+
+    async with engine, anyio.create_task_group() as tg:
+        # Read up to `jobs` tasks ahead: once the input ends, the engine learns how many
+        # tasks the batch runs, so it starts no worker ahead that no task will take.
+        tasks = runnable()
+        ahead: deque[BatchTask] = deque()
+        ended = False
+        started = 0
+        while True:
+            while not ended and len(ahead) <= jobs:
+                task = next(tasks, None)
+                if task is None:
+                    ended = True
+                    engine.total_tasks(started + len(ahead))
+                else:
+                    ahead.append(task)
+            if not ahead:
+                break
+            task = ahead.popleft()
+            started += 1
             await slots.acquire()
             progress.running += 1
             notify(progress)
-            tg.start_soon(one, item, name=f"task:{item.id}")
+            tg.start_soon(one, task, name=f"task:{task.id}")
     return progress
 
 

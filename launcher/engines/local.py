@@ -8,11 +8,14 @@ from pathlib import Path
 from types import TracebackType
 
 import anyio
+import anyio.abc
 
 from launcher.backend.pool import SubAgent, drive_worker
+from launcher.backend.protocol import Job
 from launcher.backend.spare import SparePool
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
 from launcher.events import RunStatus
+from launcher.models.factory import uses_http
 from launcher.state import state_home
 
 MAX_BATCH_SPARES = 4
@@ -32,19 +35,20 @@ class LocalEngine:
         self._logs = state_home() / "batch"
         self._stack = contextlib.AsyncExitStack()
         self._spares: SparePool | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._started = anyio.Lock()
 
     async def __aenter__(self) -> LocalEngine:
         # Spares (started workers waiting for their task) live in the batch's own task
         # group, entered here and left in __aexit__: the batch's tasks nest inside it.
         tg = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.callback(tg.cancel_scope.cancel)  # runs first: the spares' owner ends
-        spares = SparePool(
+        self._spares = SparePool(
             workspace=Path(self.options.workspace),
             log_dir=self._logs,
             count=min(self.options.jobs, MAX_BATCH_SPARES),
         )
-        await tg.start(spares.run)
-        self._spares = spares
+        self._tg = tg
         return self
 
     async def __aexit__(
@@ -56,6 +60,23 @@ class LocalEngine:
         self._spares = None
         await self._stack.aclose()
 
+    async def _spares_for(self, job: Job) -> None:
+        """Spares to come preload what `job` needs; the pool starts with the first task, so
+        its first spares already know (a scripted batch skips the HTTP stack in each)."""
+        spares = self._spares
+        if spares is None:
+            return
+        spares.lean = job.model is not None and not uses_http(job.model)
+        async with self._started:
+            if self._tg is not None:
+                tg, self._tg = self._tg, None
+                await tg.start(spares.run)
+
+    def total_tasks(self, count: int) -> None:
+        """No spare beyond the tasks still to come: the batch's last ones take what waits."""
+        if self._spares is not None:
+            self._spares.expect_takes(count)
+
     async def run(self, task: BatchTask) -> TaskEnd:
         """One task to its end; a worker that cannot start is an error TaskEnd."""
         o = self.options
@@ -63,6 +84,7 @@ class LocalEngine:
         entry = SubAgent(id=task.id, agent=task.agent, status=RunStatus.RUNNING)
         log_path = self._logs / log_name(task.id)
         start = time.monotonic()
+        await self._spares_for(job)
         try:
             await drive_worker(entry, job, log_path=log_path, spares=self._spares)
         except OSError as exc:  # e.g. the task's workspace does not exist

@@ -167,6 +167,9 @@ class RayEngine:
             finally:
                 self._logs.close()
 
+    def total_tasks(self, count: int) -> None:
+        """Nothing is started ahead of a Ray task: nothing to trim."""
+
     async def run(self, task: BatchTask) -> TaskEnd:
         """Submit the task and wait for its end; cancelling kills its Ray worker."""
         o = self.options

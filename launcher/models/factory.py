@@ -5,20 +5,24 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-
-import httpx2
+from typing import TYPE_CHECKING
 
 from launcher.errors import UsageError
-from launcher.models import anthropic, openai
-from launcher.models.anthropic import AnthropicModel
 from launcher.models.base import Model
-from launcher.models.openai import OpenAIModel
-from launcher.models.retry import DEFAULT_TIMEOUT
-from launcher.models.scripted import ScriptedModel
+
+if TYPE_CHECKING:
+    import httpx2
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "scripted")
 MODEL_ENV = "SUBAGENT_MODEL"
 EXAMPLES = "openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, scripted:PATH"
+LOCAL_PROVIDERS = frozenset({"scripted"})
+"""Providers that answer without HTTP: their runs need no client and no trust store."""
+
+
+def uses_http(spec: str) -> bool:
+    """Whether the model `spec` names talks HTTP (an unknown provider counts as HTTP)."""
+    return spec.strip().partition(":")[0] not in LOCAL_PROVIDERS
 
 
 def resolve_model_spec(cli: str | None, agent: str | None, env: Mapping[str, str]) -> str:
@@ -51,10 +55,20 @@ def create_model(
     if not sep or not name:
         raise UsageError(f"model '{spec}' names no model: use {provider}:NAME", field="model")
     if provider == "scripted":
+        from launcher.models.scripted import ScriptedModel
+
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = (workspace or Path.cwd()) / path
         return ScriptedModel.from_file(path, spec=spec)
+    # The HTTP stack (~60 ms of imports) only for the providers that use it.
+    import httpx2
+
+    from launcher.models import anthropic, openai
+    from launcher.models.anthropic import AnthropicModel
+    from launcher.models.openai import OpenAIModel
+    from launcher.models.retry import DEFAULT_TIMEOUT
+
     env = os.environ if env is None else env
     owns_http = http is None
     # A client that is never used opens no sockets, so a constructor raising on a

@@ -1,0 +1,66 @@
+"""What a worker imports: a scripted run loads no HTTP stack, and a lean spare (a batch of
+scripted tasks) preloads none, while serve's spares still preload it for HTTP models."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import RUN_LIMIT_S, Subagent
+from tests.e2e.spawn_support import write_config
+from tests.e2e.test_cli_help_imports import _imported
+
+pytestmark = pytest.mark.e2e
+
+HTTP_STACK = ("httpx2", "httpcore2", "truststore", "launcher.models.openai")
+PRELOADED = (
+    "import json, sys\n"
+    "from launcher.backend import worker\n"
+    "worker._preload(lean={lean})\n"
+    "print(json.dumps(sorted(sys.modules)))\n"
+)
+"""A spare's preload in a fresh interpreter, then every module it holds."""
+
+
+def _http(modules: set[str]) -> set[str]:
+    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HTTP_STACK)}
+
+
+def _preloaded(subagent: Subagent, *, lean: bool) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", PRELOADED.format(lean=lean)],
+        capture_output=True,
+        text=True,
+        env=subagent.env(),
+        cwd=subagent.cwd,
+        timeout=RUN_LIMIT_S,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout))
+
+
+def test_a_scripted_spawn_imports_no_http_stack(tmp_path: Path, subagent: Subagent) -> None:
+    config = write_config(tmp_path / "cfg", {})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps:\n  - say: done\n")
+    args = ["spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
+    modules = _imported(args, subagent)
+    assert "launcher.agent" in modules  # it did run an agent
+    assert _http(modules) == set()
+
+
+def test_a_lean_spare_preloads_the_session_but_no_http_stack(subagent: Subagent) -> None:
+    modules = _preloaded(subagent, lean=True)
+    assert {"launcher.assemble", "launcher.session", "launcher.agent"} <= modules
+    assert {"launcher.models.scripted", "launcher.tools.sandbox.seccomp"} <= modules
+    assert _http(modules) == set()
+    assert "launcher.bridge.connection" not in modules
+
+
+def test_a_full_spare_still_preloads_the_http_stack_and_the_bridge(subagent: Subagent) -> None:
+    modules = _preloaded(subagent, lean=False)
+    assert {"httpx2", "launcher.models.openai", "launcher.bridge.connection"} <= modules
