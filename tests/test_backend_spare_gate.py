@@ -1,4 +1,5 @@
-"""The spare pool refills only while fewer than `max_warming` of its spares still import."""
+"""A batch's spare pool refills only while fewer than `max_warming` of its spares still
+import; serve's pool (no `max_warming`) refills at once."""
 
 from __future__ import annotations
 
@@ -112,3 +113,19 @@ async def test_lean_pool_starts_lean_spares_and_a_switch_applies_to_the_next(
 def test_a_process_not_named_warming_is_not_warming() -> None:
     assert not spare_mod.is_warming(next(FAKE_PIDS))  # no such process
     assert not spare_mod.is_warming(1)  # init is no spare
+
+
+@pytest.mark.anyio
+async def test_serve_s_pool_refills_at_once_while_taken_spares_still_import(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    # serve: back-to-back spawns must each find a spare already started
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=1)
+    async with anyio.create_task_group() as tg:
+        await tg.start(pool.run)
+        for taken in range(1, 4):
+            assert pool.take(tmp_path) is not None
+            await _until(lambda n=taken: len(fakes.started) == n + 1)
+        assert len(fakes.warming) == 4  # all of them still importing, none held back
+        assert not fakes.gated.is_set()
+        tg.cancel_scope.cancel()

@@ -148,9 +148,11 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
 class SparePool:
     """Keeps `count` spare workers started in `workspace`; `run` is its one owner task.
 
-    A refill starts a spare only while fewer than `max_warming` of its spares, waiting or
-    taken, are still importing: on few cores, replacements started all at once beside
-    spares just taken would slow the jobs those run. `lean` spares preload only what every
+    With `max_warming` (a batch: many jobs at once), a refill starts a spare only while
+    fewer than that many of its spares, waiting or taken, are still importing: on few
+    cores, replacements started all at once beside spares just taken would slow the jobs
+    those run. Without it (serve) a refill starts at once: a host's next spawn, a moment
+    later, must find its spare already importing. `lean` spares preload only what every
     session needs (a driver whose jobs use a scripted model sets it)."""
 
     def __init__(
@@ -166,7 +168,7 @@ class SparePool:
         self._log_dir = log_dir
         self._count = count
         self.lean = lean
-        self._max_warming = max_warming or default_max_warming()
+        self._max_warming = max_warming
         self._ready: list[Spare] = []
         self._retired: list[Spare] = []
         self._taken: list[int] = []
@@ -237,9 +239,10 @@ class SparePool:
             self._retired.append(self._ready.pop())  # the newest: likely still importing
         retired, self._retired = self._retired, []
         await self._stop(retired)
+        limit = self._max_warming if gated else None
         while len(self._ready) < self._wanted_count():
-            if gated:
-                await wait_until(lambda: self.warming() < self._max_warming, WARM_WAIT_S)
+            if limit is not None:
+                await wait_until(lambda: self.warming() < limit, WARM_WAIT_S)
             here = _identity(self._workspace)
             if here is None:
                 return  # the workspace is gone: spawns start fresh and report it

@@ -12,7 +12,7 @@ import anyio.abc
 
 from launcher.backend.pool import SubAgent, drive_worker
 from launcher.backend.protocol import Job
-from launcher.backend.spare import SparePool
+from launcher.backend.spare import SparePool, default_max_warming
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
 from launcher.events import RunStatus
 from launcher.models.factory import uses_http
@@ -47,6 +47,7 @@ class LocalEngine:
             workspace=Path(self.options.workspace),
             log_dir=self._logs,
             count=min(self.options.jobs, MAX_BATCH_SPARES),
+            max_warming=default_max_warming(),
         )
         self._tg = tg
         return self
