@@ -48,8 +48,24 @@ def _imported(args: list[str], subagent: Subagent, *, how: tuple[str, ...] = ())
     return {line.rsplit("|", 1)[1].strip() for line in lines}
 
 
+def _within(modules: set[str], rooms: tuple[str, ...]) -> set[str]:
+    """The modules that are one of `rooms` or inside one."""
+    return {m for m in modules if any(m == r or m.startswith(r + ".") for r in rooms)}
+
+
+def _scripted_spawn_imports(tmp_path: Path, subagent: Subagent) -> set[str]:
+    """What a plain `spawn` of a one-step scripted model imports (it does run an agent)."""
+    config = write_config(tmp_path / "cfg", {})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps:\n  - say: done\n")
+    args = ["spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
+    modules = _imported(args, subagent)
+    assert "launcher.agent" in modules
+    return modules
+
+
 def _heavy(modules: set[str]) -> set[str]:
-    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+    return _within(modules, HEAVY)
 
 
 def test_help_imports_no_sdk_httpx_or_bridge(tmp_path: Path, subagent: Subagent) -> None:

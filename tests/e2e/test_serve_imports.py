@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Subagent
-from tests.e2e.spawn_support import write_config
-from tests.e2e.test_cli_help_imports import _imported
+from tests.e2e.test_cli_help_imports import _scripted_spawn_imports, _within
 
 pytestmark = pytest.mark.e2e
 
@@ -30,18 +29,8 @@ EARLY_PATH = (
 """Everything `subagent serve` imports before its early face answers (cli/serve.py, run_serve)."""
 
 
-def _within(modules: set[str], rooms: tuple[str, ...]) -> set[str]:
-    return {m for m in modules if any(m == r or m.startswith(r + ".") for r in rooms)}
-
-
 def test_a_plain_spawn_imports_nothing_of_serves_face(tmp_path: Path, subagent: Subagent) -> None:
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - say: done\n")
-    args = ["spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
-    modules = _imported(args, subagent)
-    assert "launcher.agent" in modules  # it did run an agent
-    assert _within(modules, SERVE_FACE) == set()
+    assert _within(_scripted_spawn_imports(tmp_path, subagent), SERVE_FACE) == set()
 
 
 def test_serves_early_face_imports_nothing_heavy() -> None:

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import RUN_LIMIT_S, Subagent
-from tests.e2e.spawn_support import write_config
-from tests.e2e.test_cli_help_imports import _imported
+from tests.e2e.test_cli_help_imports import _scripted_spawn_imports, _within
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +26,7 @@ PRELOADED = (
 
 
 def _http(modules: set[str]) -> set[str]:
-    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HTTP_STACK)}
+    return _within(modules, HTTP_STACK)
 
 
 def _preloaded(subagent: Subagent, *, lean: bool) -> set[str]:
@@ -44,13 +43,7 @@ def _preloaded(subagent: Subagent, *, lean: bool) -> set[str]:
 
 
 def test_a_scripted_spawn_imports_no_http_stack(tmp_path: Path, subagent: Subagent) -> None:
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - say: done\n")
-    args = ["spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
-    modules = _imported(args, subagent)
-    assert "launcher.agent" in modules  # it did run an agent
-    assert _http(modules) == set()
+    assert _http(_scripted_spawn_imports(tmp_path, subagent)) == set()
 
 
 def test_a_lean_spare_preloads_the_session_but_no_http_stack(subagent: Subagent) -> None:
