@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from launcher.events import (
     AgentEnd,
     Event,
+    HookDecision,
     ServerState,
     TextDelta,
     ToolCallEvent,
@@ -167,7 +168,20 @@ class SpawnRenderer:
         elif isinstance(event, ServerState) and event.state == "failed":
             self._newline()
             self.err.write(f"server {event.server} failed: {event.error}\n")
+        elif isinstance(event, HookDecision):
+            self._hook(event)
         self.err.flush()
+
+    def _hook(self, event: HookDecision) -> None:
+        """A hook that decided something, or told the user something (`systemMessage`)."""
+        if event.decision in ("none", "allow") and not event.message:
+            return
+        self._newline()
+        tool = f" {event.tool}" if event.tool else ""
+        reason = f": {_short(event.reason or '', 80)}" if event.reason else ""
+        self.err.write(f"hook {event.event}{tool} {event.decision}{reason}\n")
+        if event.message:
+            self.err.write(f"hook: {event.message}\n")
 
     def _newline(self) -> None:
         if self.mid_line:
