@@ -78,23 +78,30 @@ class RunHooks:
         self.halted: str | None = None
         """Why a hook stopped the agent (`continue: false`); the loop ends the run."""
         self._stop_blocks = 0
+        self._by_event: dict[str, tuple[HookSpec, ...]] = {}
+        for spec in self.specs:
+            self._by_event[spec.event] = (*self._by_event.get(spec.event, ()), spec)
         self._batch = self.any(POST_TOOL_BATCH)
+        self._names: dict[str, tuple[list[HookSpec], ...]] = {}
         self._shown: dict[str, tuple[str, Any]] = {}
 
     def any(self, event: str) -> bool:
         """Whether any hook runs at `event`."""
-        return any(spec.event == event for spec in self.specs)
+        return event in self._by_event
 
     async def around(
         self, entry: ToolEntry, arguments: dict[str, Any], proceed: Proceed
     ) -> ToolResult:
         """PreToolUse, the call, then PostToolUse or PostToolUseFailure."""
+        pre, post, failed = self._named(entry.name)
+        if not (pre or post or failed or self._batch):
+            return await proceed(arguments)  # no hook can be about this call
         builtin = entry.source == "builtin"
         call_id = CALL_ID.get()
         shown = hook_input(entry.tool, builtin, arguments, self.workspace)
         self._remember(call_id, entry.name, shown)
         notes: list[str] = []
-        pre = self._matching(PRE_TOOL_USE, entry.name, shown)
+        pre = self._holding(pre, entry.name, shown)
         if pre:
             base = {"tool_name": entry.name, "tool_input": shown, "tool_use_id": call_id}
             outcomes = await self._run(pre, PRE_TOOL_USE, base, tool=entry.name)
@@ -103,9 +110,7 @@ class RunHooks:
                 return ToolResult(self._text(refusal, notes_of(outcomes)), is_error=True)
             updates = [o.updated_input for o in outcomes if o.updated_input is not None]
             if len({json.dumps(u, sort_keys=True) for u in updates}) > 1:
-                return ToolResult(
-                    "PreToolUse hooks rewrote this call in different ways; not run.", True
-                )
+                return ToolResult("PreToolUse hooks rewrote this call in two ways; not run.", True)
             if updates:
                 arguments = call_arguments(entry.tool, builtin, updates[0], self.workspace)
                 if (invalid := entry.invalid(arguments)) is not None:
@@ -119,7 +124,7 @@ class RunHooks:
         started = time.monotonic()
         result = await proceed(arguments)
         event = POST_TOOL_USE_FAILURE if result.is_error else POST_TOOL_USE
-        post = self._matching(event, entry.name, shown)
+        post = self._holding(failed if result.is_error else post, entry.name, shown)
         if post:
             base = {"tool_name": entry.name, "tool_input": shown, "tool_use_id": call_id}
             if result.is_error:
@@ -193,15 +198,20 @@ class RunHooks:
         if self._batch:
             self._shown[call_id] = (tool, shown)
 
-    def _matching(self, event: str, tool: str, shown: Any) -> list[HookSpec]:
-        project = self._project
-        return [
-            spec
-            for spec in self.specs
-            if spec.event == event
-            and matches(spec.matcher, tool)
-            and condition_holds(spec.condition, tool, shown, project(spec))
-        ]
+    def _named(self, tool: str) -> tuple[list[HookSpec], ...]:
+        """PreToolUse's, PostToolUse's and PostToolUseFailure's hooks whose matcher names
+        `tool` (their `if` not yet read); worked out once a tool name."""
+        named = self._names.get(tool)
+        if named is None:
+            named = self._names[tool] = tuple(
+                [spec for spec in self._by_event.get(event, ()) if matches(spec.matcher, tool)]
+                for event in TOOL_EVENTS
+            )
+        return named
+
+    def _holding(self, specs: list[HookSpec], tool: str, shown: Any) -> list[HookSpec]:
+        """Those of `specs` whose `if` the call (as hooks see it) matches."""
+        return [s for s in specs if condition_holds(s.condition, tool, shown, self._project(s))]
 
     def _project(self, spec: HookSpec) -> Path:
         return spec.project_dir or default_project_dir(self.workspace)
