@@ -241,6 +241,14 @@ async def test_subagent_stop_matches_the_agent_name(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_an_if_outside_tool_events_never_runs_its_hook(tmp_path: Path) -> None:
+    # Claude Code reads `if` on tool events only; elsewhere a hook with one never runs.
+    gated = HookSpec(event="SubagentStop", command="exit 2", condition="Bash(git *)")
+    run, events = hooks(tmp_path, gated)
+    assert await run.at_stop("done") is None and events == []
+
+
+@pytest.mark.anyio
 async def test_post_tool_batch_sees_every_call_and_can_stop(tmp_path: Path) -> None:
     seen = tmp_path / "batch.json"
     batch = HookSpec(

@@ -62,6 +62,9 @@ def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             out.write(f"    {row['description']}\n")
         out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
         out.write(f"    servers: {', '.join(row['servers']) or 'none'}\n")
+        if row.get("hooks"):
+            hooks = (f"{h['event']} {h['matcher'] or '*'}" for h in row["hooks"])
+            out.write(f"    hooks: {', '.join(hooks)}\n")
         if row.get("error"):
             out.write(f"    error: {row['error']}\n")
 

@@ -144,7 +144,7 @@ class RunHooks:
 
     async def after_batch(self, calls: Sequence[BatchCall]) -> str | None:
         """PostToolBatch once a turn's calls are done: context for the model, or a stop."""
-        specs = [spec for spec in self.specs if spec.event == POST_TOOL_BATCH]
+        specs = [s for s in self._by_event.get(POST_TOOL_BATCH, ()) if s.condition is None]
         if not specs or not calls:
             return None
         tool_calls = []
@@ -165,10 +165,11 @@ class RunHooks:
 
     async def at_stop(self, last_message: str) -> str | None:
         """SubagentStop: the reason the agent goes on (its next user message), or None."""
+        # An `if` is read on tool events only; elsewhere Claude Code never runs its hook.
         specs = [
             spec
-            for spec in self.specs
-            if spec.event == STOP_EVENT
+            for spec in self._by_event.get(STOP_EVENT, ())
+            if spec.condition is None
             and (spec.written_as == "Stop" or matches(spec.matcher, self.agent))
         ]
         if not specs:

@@ -190,6 +190,16 @@ def test_settings_hooks_guard_mcp_calls_which_then_never_reach_the_server(
     assert hooks_of(done) == [("PreToolUse", "mcp__github__create_issue", "deny")]
     event = next(e for e in done.json_lines() if e["type"] == "hook")
     assert event["source"] == str(project / ".claude" / "settings.json")
+    home = {"HOME": str(project.parent / "home")}
+    (row,) = [r for r in subagent.run("agents", "--json", env=home).json() if r["name"] == "filer"]
+    assert row["hooks"] == [
+        {
+            "event": "PreToolUse",
+            "matcher": "mcp__github__create_.*",
+            "command": command,
+            "source": str(project / ".claude" / "settings.json"),
+        }
+    ]
 
 
 def test_updated_input_rewrites_the_call_the_server_receives(
