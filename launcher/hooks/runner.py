@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from launcher.hooks.protocol import HookRun
-from launcher.procs.group import kill_group, spawn_group
+from launcher.procs.group import end_call_group, spawn_group
 from launcher.secrets import public_environment
 
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ MAX_OUTPUT_BYTES = 1024 * 1024
 """Of each of stdout and stderr, what is kept; a hook's answer is a line or a JSON object."""
 DRAIN_GRACE_S = 0.5
 """After the hook exits, how long a background job holding its output may keep writing."""
-REAP_GRACE_S = 5.0
-"""How long to wait for the killed hook to be reaped; SIGKILL makes this near-instant."""
 PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
 _PLACEHOLDERS = (f"${{{PROJECT_DIR_VAR}}}", f"${PROJECT_DIR_VAR}")
 
@@ -89,11 +87,7 @@ async def run_hook(
             await _talk(process, stdin, out, err)
     finally:
         # A hook's background job dies with it, as a bash call's does.
-        kill_group(process.pid)
-        if watchdog is not None:
-            watchdog.release(process.pid)
-        with anyio.move_on_after(REAP_GRACE_S, shield=True):
-            await process.aclose()
+        await end_call_group(process, watchdog.release if watchdog is not None else None)
     code = None if deadline.cancelled_caught else process.returncode
     return HookRun(code, _text(out), _text(err))
 
