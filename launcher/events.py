@@ -186,6 +186,26 @@ class ToolResultEvent(Event):
 
 
 @dataclass(kw_only=True)
+class HookDecision(Event):
+    """One Claude Code hook ran, and what it decided (launcher/hooks/protocol.py `Decision`).
+
+    `event` is the hook event (PreToolUse, ..., SubagentStop); `hook` its command; `tool`
+    and `id` the call it decided about (None at the run's end); `reason` what the model or
+    the user is told; `message` the hook's `systemMessage`.
+    """
+
+    type: ClassVar[str] = "hook"
+    event: str
+    hook: str
+    decision: str
+    source: str | None = field(default=None, metadata=READ_BACK)
+    tool: str | None = field(default=None, metadata=READ_BACK)
+    id: str | None = field(default=None, metadata=READ_BACK)
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(kw_only=True)
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turn: int

@@ -113,7 +113,7 @@ class Session:
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
-        self._watchdog: Watchdog = Watchdog()
+        self.watchdog: Watchdog = Watchdog()
         self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
@@ -217,7 +217,7 @@ class Session:
             return outcome[0]
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._watchdog.close)
+                await anyio.to_thread.run_sync(self.watchdog.close)
                 if self._sandbox is not None:
                     self._sandbox.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
@@ -270,7 +270,7 @@ class Session:
             state_home=self.state_home,
             session_dir=self.dir,
             mask=self.mask,
-            guard=self._watchdog,
+            guard=self.watchdog,
             delegate=self._delegate,
         )
         self.registry.add_local(entries)
@@ -294,7 +294,7 @@ class Session:
                 emit=self.emit,
                 log_path=self.dir / "servers" / f"{name}.log",
                 workspace=self.workspace,
-                watchdog=self._watchdog,
+                watchdog=self.watchdog,
                 auth_store=TokenStore(self.state_home),
             )
             self.connections[name] = conn

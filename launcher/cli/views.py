@@ -45,6 +45,15 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
                 "background": spec.background,
+                "hooks": [
+                    {
+                        "event": hook.event,
+                        "matcher": hook.matcher,
+                        "command": " ".join((hook.command, *(hook.args or ()))),
+                        "source": str(hook.source) if hook.source else None,
+                    }
+                    for hook in spec.hooks
+                ],
             }
         )
     for name, error in config.broken_agents.items():
