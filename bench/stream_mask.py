@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from _util import Result, bench_main, median, state_dir
@@ -69,7 +69,9 @@ def write_config(root: Path) -> Path:
     return config
 
 
-async def one_run(config_dir: Path, workspace: Path, text: list[str], secrets: bool) -> float:
+async def one_run(
+    config_dir: Path, workspace: Path, text: list[str], secrets: bool, out: TextIO
+) -> float:
     """Seconds for one session running one streamed turn, with or without secrets known."""
     from launcher.agent import AgentLoop
     from launcher.assemble import assemble_session
@@ -81,16 +83,15 @@ async def one_run(config_dir: Path, workspace: Path, text: list[str], secrets: b
     if not secrets:
         os.environ.pop("BENCH_API_KEY", None)
     config = load_config(config_dir, cwd=workspace)
-    with open(os.devnull, "w") as null:
-        start = time.perf_counter()
-        session = assemble_session(config, "talker", workspace=workspace)
-        session.bus.subscribe(jsonl_sink(null))
+    start = time.perf_counter()
+    session = assemble_session(config, "talker", workspace=workspace)
+    session.bus.subscribe(jsonl_sink(out))
 
-        async def body(s: Any) -> None:
-            await AgentLoop(s, StreamingModel(text)).run("go")
+    async def body(s: Any) -> None:
+        await AgentLoop(s, StreamingModel(text)).run("go")
 
-        await session.run(body)
-        elapsed = time.perf_counter() - start
+    await session.run(body)
+    elapsed = time.perf_counter() - start
     if bool(session.mask) != secrets:
         raise SystemExit("the session's secrets are not what this case needs")
     return elapsed
@@ -100,15 +101,15 @@ def streaming_run(quick: bool) -> list[Result]:
     text = pieces()
     ratios: list[float] = []
     times: dict[bool, list[float]] = {True: [], False: []}
-    with state_dir() as root:
+    with state_dir() as root, open(os.devnull, "w") as null:
         config = write_config(root)
         os.environ["SUBAGENT_HOME"] = str(root / "home")
         os.environ["SUBAGENT_STORE"] = "0"
         for secrets in (True, False):  # warm-up: imports, page cache
-            anyio.run(one_run, config, root, text, secrets)
+            anyio.run(one_run, config, root, text, secrets, null)
         for i in range(QUICK_RUNS if quick else RUNS):
             order = (True, False) if i % 2 else (False, True)  # neither always goes first
-            pair = {s: anyio.run(one_run, config, root, text, s) for s in order}
+            pair = {s: anyio.run(one_run, config, root, text, s, null) for s in order}
             for s, t in pair.items():
                 times[s].append(t)
             ratios.append(pair[True] / pair[False])
