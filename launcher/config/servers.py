@@ -95,8 +95,14 @@ def parse_servers_data(
     *,
     lenient: bool = False,
     key: str = "mcpServers",
+    skip: tuple[type[ConfigError], ...] = (),
+    literals: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, ServerSpec], list[str], tuple[str, ...]]:
-    """Servers under `key` of a parsed file, its warnings, and its `servers_from` hosts."""
+    """Servers under `key` of a parsed file, its warnings, and its `servers_from` hosts.
+
+    A server whose error is one of `skip` (every error, when `lenient`) is left out with a
+    warning naming it; `literals` are names `${NAME}` stands for as text (expand.py).
+    """
     if not isinstance(data, dict):
         raise ConfigError(f'expected a JSON object {{"{key}": {{...}}}}', path=path, line=1)
     warnings: list[str] = []
@@ -116,13 +122,13 @@ def parse_servers_data(
         for name in data:
             if name not in (key, SERVERS_FROM_KEY, "sandbox"):  # sandbox: config/sandbox_field.py
                 warnings.append(f"{path}: unknown top-level field '{name}' ignored")
-    parser = _ServerParser(path, text, env, warnings, key)
+    parser = _ServerParser(path, text, env, warnings, key, literals)
     servers: dict[str, ServerSpec] = {}
     for name, raw in servers_raw.items():
         try:
             servers[name] = parser.parse(name, raw)
         except ConfigError as exc:
-            if not lenient:
+            if not (lenient or isinstance(exc, skip)):
                 raise
             warnings.append(f"server skipped: {exc}")
     return servers, warnings, hosts
@@ -171,8 +177,10 @@ class _ServerParser(OAuthFields):
         env: Mapping[str, str],
         warnings: list[str],
         root: str = "mcpServers",
+        literals: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.literals = literals
         self.path = path
         self.text = text
         self.env = env
@@ -181,9 +189,11 @@ class _ServerParser(OAuthFields):
         self.name = ""
         self.warned: set[str] = set()  # variables already named as too short to mask
 
-    def error(self, message: str, *keys: str, field: str) -> ConfigError:
+    def error(
+        self, message: str, *keys: str, field: str, kind: type[ConfigError] = ConfigError
+    ) -> ConfigError:
         line = _line_of(self.text, self.root, self.name, *keys)
-        return ConfigError(message, path=self.path, line=line, field=field)
+        return kind(message, path=self.path, line=line, field=field)
 
     def parse(self, name: str, raw: object) -> ServerSpec:
         self.name, self.secrets = name, set()
@@ -280,9 +290,9 @@ class _ServerParser(OAuthFields):
 
     def expand(self, value: str, field: str, *keys: str) -> str:
         try:
-            expanded = expand(value, self.env)
+            expanded = expand(value, self.env, self.literals)
         except ExpansionError as exc:
-            raise self.error(str(exc), *keys, field=field) from exc
+            raise self.error(str(exc), *keys, field=field, kind=ExpansionError) from exc
         self.secrets |= expanded.secrets
         for name in sorted(expanded.unmaskable - self.warned):
             self.warned.add(name)
