@@ -278,9 +278,12 @@ def _cut(
     safe = len(pending) - keep
     if safe <= 0:
         return pending[:0], pending
+    first = pattern.search(pending)
+    if first is None or first.start() >= safe:  # the common case: nothing to mask yet
+        return pending[:safe], pending[safe:]
     parts: list[AnyStr] = []
     pos = 0
-    for match in pattern.finditer(pending):
+    for match in pattern.finditer(pending, first.start()):
         if match.start() >= safe:
             break
         parts += (pending[pos : match.start()], token)
