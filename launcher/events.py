@@ -242,8 +242,10 @@ class MaskedEvents:
         out = self._release() if event.turn != self._turn else []
         self._turn = event.turn
         text = self._text.feed(event.text)
-        if text:
-            out.append(dataclasses.replace(event, text=text))
+        if text == event.text:
+            out.append(event)  # nothing held or masked: the delta as it came
+        elif text:
+            out.append(TextDelta(turn=event.turn, text=text, ts=event.ts))
         return out
 
     def _release(self) -> list[Event]:
