@@ -25,6 +25,7 @@ import serve_first_answer
 import serve_spawn
 import stdio_lines
 import store
+import stream_mask
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -40,6 +41,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "stream_mask": stream_mask.run,
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
     "hooks": hooks.run,

@@ -24,6 +24,7 @@ from launcher.errors import ServerError
 from launcher.events import (
     Event,
     EventBus,
+    MaskedEvents,
     ServerState,
     SessionEnd,
     SessionStart,
@@ -95,10 +96,12 @@ class Session:
         self.state_home = state_home
         self.dir = state_home / "sessions" / self.id
         # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
-        # serve pipe and the renderer never carry a `${VAR}` value or an API key.
+        # serve pipe and the renderer never carry a `${VAR}` value or an API key, whole or
+        # split across streamed deltas.
         self.mask = LiveMask(
             set().union(*(spec.secrets for spec in servers.values()), process_secrets())
         )
+        self._masked = MaskedEvents(self.mask)
         self.bus = bus or EventBus()
         self.home = home or Path.home()
         self._delegate = delegate
@@ -169,7 +172,8 @@ class Session:
 
     async def emit(self, event: Event) -> None:
         """Send an event (masked) to every subscriber."""
-        await self.bus.emit(self.mask.event(event))
+        for masked in self._masked(event):
+            await self.bus.emit(masked)
 
     # ---- lifecycle ---------------------------------------------------------------------
 
