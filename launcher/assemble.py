@@ -146,12 +146,14 @@ async def run_agent(
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
+    script: str | None = None,
 ) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
     `history` (a stored session) continues that conversation: `prompt` is the follow-up.
+    `script`: the text of `model`'s script when it is `scripted:` and already read.
     """
     from launcher.agent import AgentLoop
     from launcher.models.factory import create_model, resolve_model_spec, uses_http
@@ -162,7 +164,8 @@ async def run_agent(
     http_client = model_http_client() if uses_http(spec) else contextlib.nullcontext(None)
     async with http_client as http:
         # Built before any server starts: a bad model spec costs no process.
-        llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd())
+        text = script if model is not None and spec == model.strip() else None
+        llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd(), script=text)
         loop = AgentLoop(
             session,
             llm,

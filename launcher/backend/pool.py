@@ -98,7 +98,7 @@ class SubagentManager:
         self._config_dir = config_dir
         self._workspace = workspace
         self._logs = state_home / "serve"
-        self._default_model = default_model
+        self.default_model = default_model
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
         self.expired: OrderedDict[str, None] = OrderedDict()
@@ -120,21 +120,23 @@ class SubagentManager:
         max_turns: int | None,
         workspace: Path | None = None,
         resume: str | None = None,
+        script: str | None = None,
     ) -> SubAgent:
         """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
-        as a slot is free."""
+        as a slot is free. `script`: the text of a host's `scripted:` model, already read."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
         self.agents[entry.id] = entry
         job = Job(
             prompt=prompt,
             agent=agent,
             ext=ext,
-            model=model or self._default_model,
+            model=model or self.default_model,
             max_turns=max_turns,
             config_dir=str(self._config_dir) if self._config_dir else None,
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
             resume=resume,
+            script=script,
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

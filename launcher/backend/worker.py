@@ -139,6 +139,7 @@ async def run_job(job: Job) -> RunStatus:
                     max_turns=job.max_turns,
                     on_loop=control.attach,
                     history=history,
+                    script=job.script,
                 )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR
