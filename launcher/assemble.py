@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from launcher.agent import AgentLoop
     from launcher.session import Session
     from launcher.store.history import StoredSession
+    from launcher.store.owner import Owner
     from launcher.tools.delegate import Delegate
 
 STORE_ENV = "SUBAGENT_STORE"
@@ -66,6 +67,7 @@ def assemble_session(
     config_dir: Path | None = None,
     session_id: str | None = None,
     depth: int = 0,
+    owner: Owner | None = None,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
@@ -73,8 +75,9 @@ def assemble_session(
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
     `session_id` continues a stored session (a resume); `depth` > 0 records a nested
-    sub-agent's session (which `last` never names). A `required` sandbox the OS cannot
-    give raises RunError here, before anything starts.
+    sub-agent's session (which `last` never names); `owner` records who started it through
+    serve (store/owner.py). A `required` sandbox the OS cannot give raises RunError here,
+    before anything starts.
     """
     from launcher.config.sandbox_field import agent_sandbox
     from launcher.session import Session
@@ -109,6 +112,7 @@ def assemble_session(
                 workspace=session.workspace,
                 config_dir=config_dir.resolve() if config_dir else None,
                 depth=depth,
+                owner=owner,
             )
         )
     return session

@@ -23,6 +23,7 @@ from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
+from launcher.store.owner import Owner
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -95,6 +96,8 @@ class SubagentManager:
         self._keep_ended = keep_ended
         self._expired_memory = expired_memory
         self._no_lock = no_lock
+        self.owner = Owner.of_serve(config_dir, workspace)
+        """Recorded with every session this manager's workers start: serve's identity."""
         self._config_dir = config_dir
         self._workspace = workspace
         self._logs = state_home / "serve"
@@ -137,6 +140,7 @@ class SubagentManager:
             no_lock=self._no_lock,
             resume=resume,
             script=script,
+            owner=self.owner.to_json(),
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

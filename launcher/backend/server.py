@@ -29,6 +29,7 @@ from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import TaskStore, run_result
 from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
+from launcher.store.owner import Owner
 
 
 def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
@@ -37,14 +38,15 @@ def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallTo
     )
 
 
-def _stored(ref: str, agent: Any) -> Any:
-    """The stored session a `resume` names (checked here, so a bad id fails the call at
-    once). Blocking (the store): called on a thread."""
+def _stored(ref: str, agent: Any, owner: Owner) -> Any:
+    """The stored session a `resume` names, one `owner` started (checked here, so a bad id
+    fails the call at once). Blocking (the store): called on a thread."""
     from launcher.errors import UsageError
     from launcher.state import state_home
     from launcher.store.history import load_resumable
 
-    stored = load_resumable(state_home(), ref, run=False)  # the worker takes its run lock
+    # The worker takes the run lock; `owner` hides every other session, whoever's it is.
+    stored = load_resumable(state_home(), ref, run=False, owner=owner)
     if agent and agent != stored.agent:
         raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
     return stored
@@ -147,7 +149,8 @@ class SubagentServer:
         hosts = model  # a model the host named: a `scripted:` one is read here, once
         if resume:
             ref = self._last_started() if resume == "last" else str(resume)
-            stored = await anyio.to_thread.run_sync(_stored, ref, args.get("agent"))
+            owner = self.manager.owner
+            stored = await anyio.to_thread.run_sync(_stored, ref, args.get("agent"), owner)
             agent, resume = stored.agent, stored.id
             if model is None:
                 model = stored.model
