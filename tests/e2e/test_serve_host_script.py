@@ -36,18 +36,30 @@ async def status_of(client: Any, agent_id: str) -> str:
     return str(structured(got)["status"])
 
 
+def linked_script(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace whose `link.yaml` points at a script inside it: (workspace, link)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "inside.yaml").write_text("steps:\n  - say: the inside script\n")
+    link = workspace / "link.yaml"
+    link.symlink_to(workspace / "inside.yaml")
+    return workspace, link
+
+
+def point_outside(link: Path) -> None:
+    """Swap `link` for one to a file outside serve's folders, whose field names are secret."""
+    secret = link.parent.parent / "outside" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text("steps:\n  - hunter2_field: the-password\n")
+    link.unlink()
+    link.symlink_to(secret)
+
+
 @pytest.mark.anyio
 async def test_a_symlink_swapped_after_the_check_is_never_followed_by_the_worker(
     tmp_path: Path,
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "inside.yaml").write_text("steps:\n  - say: the inside script\n")
-    secret = tmp_path / "outside" / "secret.yaml"
-    secret.parent.mkdir()
-    secret.write_text("steps:\n  - hunter2_field: the-password\n")
-    link = workspace / "link.yaml"
-    link.symlink_to(workspace / "inside.yaml")
+    workspace, link = linked_script(tmp_path)
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "long.yaml").write_text("steps:\n  - sleep: 60\n    say: never\n")
     with anyio.fail_after(LIMIT_S * 2):
@@ -75,8 +87,7 @@ async def test_a_symlink_swapped_after_the_check_is_never_followed_by_the_worker
             queued_id = structured(queued)["agent_id"]
             assert await status_of(client, queued_id) == "queued"
             # Checked and waiting for the slot: now the link points outside.
-            link.unlink()
-            link.symlink_to(secret)
+            point_outside(link)
             await client.call_tool("stop_subagent", {"agent_id": blocker_id})
             done = await client.call_tool(
                 "get_subagent_result", {"agent_id": queued_id, "wait": True}
@@ -91,22 +102,14 @@ async def test_a_symlink_swapped_after_the_check_is_never_followed_by_the_worker
 async def test_a_resume_reads_the_hosts_earlier_script_again_through_the_check(
     tmp_path: Path,
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "inside.yaml").write_text("steps:\n  - say: the inside script\n")
-    secret = tmp_path / "outside" / "secret.yaml"
-    secret.parent.mkdir()
-    secret.write_text("steps:\n  - hunter2_field: the-password\n")
-    link = workspace / "link.yaml"
-    link.symlink_to(workspace / "inside.yaml")
+    workspace, link = linked_script(tmp_path)
     with anyio.fail_after(LIMIT_S * 2):
         async with serve(tmp_path, "--workspace", str(workspace)) as client:
             first = await client.call_tool(
                 "spawn_subagent", {"prompt": "go", "model": f"scripted:{link}"}
             )
             assert first.content[0].text == "the inside script"
-            link.unlink()
-            link.symlink_to(secret)
+            point_outside(link)
             # No `model`: the session's own, which the host named: read and checked again.
             again = await client.call_tool(
                 "spawn_subagent", {"prompt": "more", "resume": structured(first)["session_id"]}
