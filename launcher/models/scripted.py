@@ -64,6 +64,11 @@ class ScriptedModel:
         """Load and check the script at `path`; bad scripts raise ConfigError."""
         return cls(load_script(path), spec=spec or f"scripted:{path}")
 
+    @classmethod
+    def from_text(cls, text: str, path: Path, *, spec: str) -> ScriptedModel:
+        """Check a script already read from `path` (named in errors, never opened)."""
+        return cls(parse_script(text, path), spec=spec)
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer with the next step; past the last step, end with the last text said."""
         turn = self.turns
@@ -111,6 +116,11 @@ def load_script(path: Path) -> list[ScriptedStep]:
         raise ConfigError(f"cannot read script: {exc.strerror or exc}", path=path) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read script: not UTF-8 text ({exc.reason})", path=path) from exc
+    return parse_script(text, path)
+
+
+def parse_script(text: str, path: Path) -> list[ScriptedStep]:
+    """Parse a script's text into steps; errors name `path`, line and field."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         return _Parser(path).steps(root)
