@@ -1,15 +1,20 @@
-"""`subagent serve`: the MCP backend on stdio, whose tools spawn and steer sub-agents.
+"""`subagent serve`: the MCP backend on stdio (or HTTP), whose tools spawn and steer sub-agents.
 
 A host waits for serve's first answer, so the console script parses plain arguments with
 `parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
 face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
 `command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
+`--http` and its options go through typer (no host waits on a pipe): the HTTP stack
+(starlette, uvicorn) loads only then.
 """
 
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launcher.backend.callers import HttpOptions
 
 MAX_CONCURRENT_DEFAULT = 4
 TASK_TTL_DEFAULT_S = 3600.0
@@ -93,10 +98,14 @@ def command() -> Callable[..., None]:
     import typer
 
     from launcher.cli.options import (
+        AuthIssuer,
         ConfigDir,
+        HttpListen,
         NoLock,
+        PublicUrl,
         SandboxOpt,
         ServersFrom,
+        TokenFile,
         Workspace,
         exit_with,
     )
@@ -132,8 +141,23 @@ def command() -> Callable[..., None]:
             ),
         ] = None,
         sandbox: SandboxOpt = None,
+        http: HttpListen = None,
+        token_file: TokenFile = None,
+        auth_issuer: AuthIssuer = None,
+        public_url: PublicUrl = None,
+        engine: Annotated[str, typer.Option("--engine", help="local (workers) or ray.")] = "local",
+        address: Annotated[
+            str | None, typer.Option("--address", help="With --engine ray: its cluster.")
+        ] = None,
     ) -> None:
-        """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+        """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
+
+        from launcher.backend.callers import HttpOptions
+
+        web = HttpOptions(http, token_file, auth_issuer, public_url)
+        # Only what was given, so a plain command line's keywords stay parse_fast's.
+        more: dict[str, Any] = {"http": web} if web != HttpOptions() else {}
+        more |= {"engine": engine, "address": address} if engine != "local" or address else {}
 
         def body() -> int:
             return run_serve(
@@ -144,6 +168,7 @@ def command() -> Callable[..., None]:
                 workspace=workspace,
                 no_lock=no_lock,
                 scripted_dirs=list(scripted_dir or []),
+                **more,
             )
 
         exit_with(body, fast=True)
@@ -160,36 +185,65 @@ def run_serve(
     workspace: Path | None,
     no_lock: bool,
     scripted_dirs: list[Path],
+    http: "HttpOptions | None" = None,
+    engine: str = "local",
+    address: str | None = None,
 ) -> int:
-    """Load the config, open the early face on stdio, then load the SDK and serve until EOF."""
+    """Load the config, then serve: on stdio (the early face first, then the SDK, until EOF)
+    or on HTTP; a signal drains either."""
+    from launcher.backend.callers import HttpOptions, check_http
     from launcher.backend.catalog import agents_of
-    from launcher.backend.early import EarlyAnswers, EarlyFace
     from launcher.cli.loading import load
 
+    driver = _driver(engine, address)
     root = (workspace or Path.cwd()).resolve()
+    listener = check_http(http or HttpOptions())  # before anything loads
     # A broken config is reported now, not at the first spawn; loaded as the workers will
     # load it (from the workspace), so the same `${VAR}`s are hidden. Any re-exec that
     # hides them happens here, before a byte of the host's input is read.
     config = load(config_dir, session=True, cwd=root)
-    face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
-    face.start()
+    face = None
+    if listener is None:
+        from launcher.backend.early import EarlyAnswers, EarlyFace
+
+        face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
+        face.start()
 
     import anyio
 
-    from launcher.backend.server import serve
+    from launcher.backend.runtime import ServeOptions
     from launcher.state import state_home
 
-    anyio.run(
-        lambda: serve(
-            config_dir=config_dir.resolve() if config_dir else None,
-            workspace=root,
-            state_home=state_home(),
-            model=model,
-            max_concurrent=max_concurrent,
-            no_lock=no_lock,
-            task_ttl_ms=round(task_ttl * 1000),
-            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
-            early=face,
-        )
+    opts = ServeOptions(
+        config_dir=config_dir.resolve() if config_dir else None,
+        workspace=root,
+        state_home=state_home(),
+        model=model,
+        max_concurrent=max_concurrent,
+        no_lock=no_lock,
+        task_ttl_ms=round(task_ttl * 1000),
+        scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
+        driver=driver,
     )
+    if listener is None:
+        from launcher.backend.runtime import serve_stdio
+
+        anyio.run(serve_stdio, opts, face)
+    else:
+        from launcher.backend.http import serve_http_at
+
+        anyio.run(serve_http_at, opts, listener)
     return 0
+
+
+def _driver(engine: str, address: str | None) -> Any:
+    """The pool's driver for `--engine` (None: local workers); UsageError if it makes no sense."""
+    from launcher.errors import UsageError
+
+    if engine not in ("local", "ray") or (engine == "ray") != bool(address):
+        raise UsageError("--engine is local, or ray with --address ADDRESS (a running cluster)")
+    if engine == "local":
+        return None
+    from launcher.engines.ray_serve import RayDriver  # Ray is imported when it connects
+
+    return RayDriver(str(address))
