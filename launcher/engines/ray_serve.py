@@ -26,7 +26,13 @@ import anyio
 from launcher.backend import protocol
 from launcher.backend.pool import SubAgent, fold_line
 from launcher.backend.protocol import Job
-from launcher.engines.ray_engine import PASSED_ENV, RAY_LOG_NAME, _import_ray, _ray_logs_to
+from launcher.engines.ray_engine import (
+    PASSED_ENV,
+    RAY_LOG_NAME,
+    _import_ray,
+    _is_loopback,
+    _ray_logs_to,
+)
 from launcher.errors import RunError
 from launcher.state import state_home
 
@@ -124,7 +130,10 @@ class RayDriver:
     async def _connect(self) -> Any:
         async with self._lock:
             if self._ray is None:
-                ray = _import_ray(loopback=False)
+                # A cluster on loopback must be joined as one: else Ray swaps 127.0.0.1 in
+                # the address for this machine's network address, where nothing listens.
+                host = self.address.rpartition(":")[0].strip("[]") or self.address
+                ray = _import_ray(loopback=_is_loopback(host))
                 self._logs.enter_context(_ray_logs_to(state_home() / "serve" / RAY_LOG_NAME))
                 env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
                 kwargs = {"address": self.address, "log_to_driver": False}
