@@ -78,8 +78,11 @@ def build_app(
             Middleware(AuthContextMiddleware),
         ]
     if issuer is not None:
+        # As strings: the metadata model keeps a path-less issuer without a trailing slash
+        # (RFC 8414 compares issuers as exact strings); AnyHttpUrl() here would add one.
         routes += create_protected_resource_routes(
-            resource_url=AnyHttpUrl(resource_url), authorization_servers=[AnyHttpUrl(issuer)]
+            resource_url=resource_url,  # type: ignore[arg-type]
+            authorization_servers=[issuer],  # type: ignore[list-item]
         )
     routes.append(Route(MCP_PATH, endpoint=endpoint))
     return Starlette(routes=routes, middleware=middleware, lifespan=lambda _: manager.run())
