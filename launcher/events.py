@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -71,12 +72,31 @@ class Event:
     ts: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-lines form: `type` first, then the fields."""
-        body = dataclasses.asdict(self)
-        return {"type": self.type, **body}
+        """The JSON-lines form: `type` first, then the fields (values shared, not copied:
+        an event's values are plain JSON data, and no sink changes them)."""
+        return {"type": self.type, **{name: getattr(self, name) for name in _names(type(self))}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type[Event]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+class ToolNames(tuple[str, ...]):
+    """The names a turn offers: one object shared by every `turn_start` until the offer
+    changes, so its JSON is made once, not once a turn."""
+
+    @functools.cached_property
+    def json(self) -> str:
+        return json.dumps(list(self), ensure_ascii=False)
 
 
 @dataclass(kw_only=True)
@@ -148,9 +168,31 @@ class AssistantMessage(Event):
 
 @dataclass(kw_only=True)
 class TurnStart(Event):
+    """A turn begins; `tools` are the names offered this turn, `deferred` the in-scope tools
+    not offered but loadable through `tool_search` (tools on demand; 0 otherwise)."""
+
     type: ClassVar[str] = "turn_start"
     turn: int
-    tools: list[str] = field(default_factory=list)
+    tools: Sequence[str] = field(default_factory=list)
+    deferred: int = 0
+
+    def to_json(self) -> str:
+        if not isinstance(self.tools, ToolNames):
+            return super().to_json()
+        head = json.dumps({"type": self.type, "ts": self.ts, "turn": self.turn})
+        # The offer's names, serialized once per offer: a turn costs the same at 5 000 tools.
+        return f'{head[:-1]}, "tools": {self.tools.json}, "deferred": {self.deferred}}}'
+
+
+@dataclass(kw_only=True)
+class ToolsLoaded(Event):
+    """A `tool_search` call (`id`: its tool call) loaded tools: `loaded` join the offer from
+    the next turn; `query` is the words or pattern the model searched for."""
+
+    type: ClassVar[str] = "tools_loaded"
+    id: str
+    query: str
+    loaded: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -146,6 +146,7 @@ class SecretMask:
         ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
         self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         encoded = [form.encode() for form in ordered]
+        self._last_tuple: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
         self.longest = max((len(form) for form in encoded), default=0)
         """Bytes of the longest form: how much of a stream must be held back between chunks."""
@@ -175,9 +176,23 @@ class SecretMask:
             return self.text(obj)  # type: ignore[return-value]
         if isinstance(obj, dict):
             return {self.value(k): self.value(v) for k, v in obj.items()}  # type: ignore[return-value]
+        if isinstance(obj, tuple) and self:  # (a LiveMask syncs here: a new secret resets)
+            return self._tuple(obj)  # type: ignore[return-value]
         if isinstance(obj, (list, tuple)):
             return type(obj)(self.value(v) for v in obj)
         return obj
+
+    def _tuple(self, obj: tuple[Any, ...]) -> tuple[Any, ...]:
+        # A tuple cannot change: the same one masked again (a turn's offered tool names, turn
+        # after turn) gets the last answer, and one with nothing to mask is its own answer.
+        last = self._last_tuple
+        if last is not None and last[0] is obj:
+            return last[1]
+        masked = type(obj)(self.value(v) for v in obj)
+        if masked == obj:
+            masked = obj
+        self._last_tuple = (obj, masked)
+        return masked
 
     def event(self, event: T) -> T:
         """A copy of a dataclass event with every string field masked, bar UNMASKED ones."""
@@ -188,7 +203,7 @@ class SecretMask:
             if f.init and not f.metadata.get(UNMASKED):
                 old = getattr(event, f.name)
                 new = self.value(old)
-                if new != old:
+                if new is not old and new != old:
                     changes[f.name] = new
         return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
 

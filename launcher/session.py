@@ -31,13 +31,13 @@ from launcher.events import (
     jsonl_file_sink,
 )
 from launcher.secrets import LiveMask, process_secrets
-from launcher.session_tools import local_entries, server_tools_sink
+from launcher.session_tools import local_entries, on_demand, server_tools_sink
 from launcher.state import new_session_id, private_dir
 from launcher.toolset.admission import admission, server_config
 from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolEntry
+from launcher.toolset.types import Offer, ToolEntry
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
@@ -109,6 +109,7 @@ class Session:
         gate = admission(self.scope, lock, source=server_config(self.servers))
         naming = naming_for(agent.dialect)
         self.registry = ToolRegistry(gate=gate, order=tuple(self.servers), naming=naming)
+        self.ondemand = on_demand(self.registry, agent, self.mask, self.dir, self.emit)
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -132,22 +133,24 @@ class Session:
     # ---- what the agent loop and the CLI read -------------------------------------------
 
     def active(self) -> list[ToolEntry]:
-        """The tools in scope right now: what the model is offered at the next turn."""
+        """The tools in scope right now (all offered, or loadable through `tool_search`)."""
         return self.registry.entries()
+
+    def offer(self) -> Offer:
+        """What the next turn offers: the active set, or tools on demand (toolset/ondemand)."""
+        return self.ondemand.offer()
 
     def muted(self) -> list[tuple[ToolEntry, str]]:
         """Every announced server tool that is not active, with its reason."""
         return self.registry.muted()
 
     def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
-        """The call-time veto: the entry to run, or why `name` is refused.
-
-        Refused unless the turn offered `name` and it is admitted now: a tool that
-        registered (or changed scope) mid-turn waits for the next turn's snapshot.
-        """
+        """The call-time veto: the entry to run, or why `name` is refused. Refused unless
+        the turn offered `name` and it is admitted now: a tool that registered (or changed
+        scope) mid-turn waits for the next turn's snapshot."""
         if name not in offered:
             return "not offered this turn"
-        return self.registry.admit(name)
+        return self.ondemand.admit(name)
 
     def status(self) -> dict[str, ServerStatus]:
         """Every configured server's state, from the event stream; never started: `not_started`.

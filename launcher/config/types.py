@@ -96,6 +96,9 @@ class AgentSpec:
     """Servers defined inline in the agent file (Claude Code's `mcpServers`): its own."""
     sandbox: SandboxSettings | None = None
     """None: the field is omitted (the config's default, else `on`, applies)."""
+    tool_search: int | Literal["off"] | None = None
+    """Tools on demand past this many bytes of server tool definitions (config/
+    tool_search_field.py); `off`: never; None: the field is omitted (the config's default)."""
 
 
 @dataclass(frozen=True)
@@ -166,3 +169,5 @@ class Config:
     """Where `subagent.lock.json` is or would be (config/lockfile.py `lock_path`)."""
     sandbox: SandboxSettings | None = None
     """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""
+    tool_search: int | Literal["off"] | None = None
+    """The default `tool_search:` of agents that omit it (`"tool_search"` in mcp.json)."""
