@@ -218,7 +218,7 @@ class AgentLoop:
         if calls:
             results: list[ToolResult | None] = [None] * len(calls)
             try:
-                await self._run_calls(turn, calls, results, offer.by_name)
+                await self.run_calls(turn, calls, results, offer.by_name)
             finally:
                 # Even when a stop cancels the calls, every call gets its answer: a
                 # resumed conversation with an unanswered tool call is rejected by APIs.
@@ -236,7 +236,7 @@ class AgentLoop:
         await self.host.emit(TurnEnd(turn=turn))
         return not calls
 
-    async def _run_calls(
+    async def run_calls(
         self,
         turn: int,
         calls: list[ToolCall],
@@ -247,7 +247,7 @@ class AgentLoop:
         each offered name's entry (its server and original name go in the events)."""
 
         async def one(index: int, call: ToolCall) -> None:
-            CALL_ID.set(call.id)  # this call's own task: names a spilled result's file
+            CALL_ID.set(call.id)  # this call's own context: names a spilled result's file
             origin = offered.get(call.name)
             server, tool = (origin.server, origin.tool) if origin else (None, None)
             await self.host.emit(
@@ -275,6 +275,15 @@ class AgentLoop:
             )
 
         self.usage.tool_calls += len(calls)
+        if len(calls) == 1:
+            # Most turns make one call: it runs in this task, without a task group and a
+            # task started for it; its CALL_ID is undone after it, as if it had its own.
+            token = CALL_ID.set(calls[0].id)
+            try:
+                await one(0, calls[0])
+            finally:
+                CALL_ID.reset(token)
+            return
         async with anyio.create_task_group() as tg:
             for index, call in enumerate(calls):
                 tg.start_soon(one, index, call)
