@@ -152,3 +152,19 @@ async def test_bad_arguments_are_error_results() -> None:
         bad = await host.entry.run({"pattern": "(?<=x)y"})
     assert both.is_error and neither.is_error and "exactly one" in both.content
     assert bad.is_error and "RE2" in bad.content
+
+
+def test_tools_json_reports_what_waits_on_demand(tmp_path: Path) -> None:
+    from launcher.cli.views import tools_report
+    from launcher.session import Session
+
+    session = Session(
+        AgentSpec(name="t", tool_search=0), {}, workspace=tmp_path, state_home=tmp_path / "st"
+    )
+    session.registry.set_server_tools(
+        "s", [ToolDef(e.tool, e.description) for e in TOOLS], make_caller
+    )
+    report = tools_report(session)
+    assert report["on_demand"] == {"threshold": 0, "deferred": len(TOOLS)}
+    assert {t["name"] for t in report["active"]} >= {e.name for e in TOOLS}  # all in scope
+    assert TOOL_SEARCH in session.offer().names
