@@ -11,8 +11,10 @@ the calling process), and peer ÷ ours.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,8 +49,35 @@ PEER_LIMIT_S = 300.0
 """Bound on one peer round (8 sequential 1 s starts, 1 000 calls: ~20 s)."""
 KILL_GRACE_S = 2.0
 """How long survivors get to die after their client was SIGKILLed."""
-PIP_LIMIT_S = 600.0
-"""Bound on creating the peer venv (one pip install from the registry)."""
+PIP_LIMIT_S = 900.0
+"""Bound on creating a peer venv (one pip install from the registry)."""
+FA_VENV = BENCH_DIR / ".venv-fast-agent"
+FA_PYTHON = FA_VENV / "bin" / "python"
+FA_REQUIREMENTS = BENCH_DIR / "requirements-fast-agent.txt"
+FA_MIN_PYTHON = (3, 13)
+
+
+def python_313() -> str | None:
+    """A Python >= 3.13 for fast-agent's venv: $BENCH_PYTHON313, `python3.13` on PATH, or a
+    pyenv-installed one; None when the machine has none."""
+    found = [os.environ.get("BENCH_PYTHON313"), shutil.which("python3.13")]
+    found += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[3-9]*/bin/python3")))
+    return next((p for p in found if p and os.access(p, os.X_OK)), None)
+
+
+def ensure_fast_agent() -> str | None:
+    """bench/.venv-fast-agent, created when missing; None (and why, printed) if impossible."""
+    if FA_PYTHON.exists():
+        return str(FA_PYTHON)
+    base = python_313()
+    if base is None:
+        print("fast-agent skipped: it needs Python >= 3.13 and none was found", flush=True)
+        return None
+    print(f"creating {FA_VENV} with {base} (one-off)", flush=True)
+    subprocess.run([base, "-m", "venv", str(FA_VENV)], check=True, timeout=PIP_LIMIT_S)
+    pip = [str(FA_PYTHON), "-m", "pip", "install", "-q", "-r", str(FA_REQUIREMENTS)]
+    subprocess.run(pip, check=True, timeout=PIP_LIMIT_S)
+    return str(FA_PYTHON)
 
 
 def ensure_venv() -> None:
@@ -61,12 +90,18 @@ def ensure_venv() -> None:
     subprocess.run(pip, check=True, timeout=PIP_LIMIT_S)
 
 
-def run_peer(calls: int, delay: float, *, orphans: bool = False) -> dict[str, Any]:
-    """One round of peer_openai_agents.py in the peer venv; its JSON line."""
+def run_peer(
+    calls: int, delay: float, *, orphans: bool = False, fast_agent: str | None = None
+) -> dict[str, Any]:
+    """One round of peer_openai_agents.py in the peer venv (or, with `fast_agent`, of
+    peer_fast_agent.py under that interpreter); its JSON line."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [str(VENV_PYTHON), "peer_openai_agents.py", "--rounds", "1"]
+    if fast_agent is not None:
+        cmd = [fast_agent, "peer_fast_agent.py"]
+    else:
+        cmd = [str(VENV_PYTHON), "peer_openai_agents.py", "--rounds", "1"]
+        cmd += ["--orphans"] if orphans else []
     cmd += ["--calls", str(calls), "--fanout", str(FANOUT), "--delay", str(delay)]
-    cmd += ["--orphans"] if orphans else []
     proc = subprocess.run(
         cmd, cwd=BENCH_DIR, env=env, capture_output=True, text=True, timeout=PEER_LIMIT_S
     )
@@ -164,13 +199,17 @@ def run(size: Size = "full") -> list[Result]:
     calls = sized(size, 1000, 300, 20)
     delay = sized(size, DELAY_S, DELAY_S, 0.1)
     ensure_venv()
+    fa_python = ensure_fast_agent()
     peer: list[dict[str, Any]] = []
+    fa: list[dict[str, Any]] = []
     me: list[dict[str, float]] = []
     start = time.perf_counter()
     with state_dir() as root:
         anyio.run(session_times, 1, 0.0, root)  # warm-up: lazy SDK import
         for i in range(rounds):  # interleaved: a peer round, then ours
             peer.append(run_peer(calls, delay, orphans=i == 0))
+            if fa_python is not None:
+                fa.append(run_peer(calls, delay, fast_agent=fa_python))
             me.append(ours_round(calls, delay, root))
         mine = ours_orphans(root)
     first = peer[0]
@@ -245,6 +284,8 @@ def run(size: Size = "full") -> list[Result]:
             "above 1 = we add less",
         ),
     ]
+    if fa:
+        rows += fast_agent_rows(fa, me, calls, ours_calls)
     for key, when in (("orphans_cleanup", "normal close"), ("orphans_sigkill", "client SIGKILL")):
         for who, data in (("ours", mine), (label, first)):
             rows.append(
@@ -257,6 +298,47 @@ def run(size: Size = "full") -> list[Result]:
                 )
             )
     return rows
+
+
+def fast_agent_rows(
+    fa: list[dict[str, Any]], me: list[dict[str, float]], calls: int, ours_calls: list[float]
+) -> list[Result]:
+    """fast-agent beside ours: its (only, sequential) connect and its call overhead."""
+    label = f"fast-agent {fa[0]['fast-agent']}"
+    seq = [f["ready"]["seq N"] for f in fa]
+    fa_calls = pair_ratios(
+        [f["calls"]["peer_cpu"] for f in fa], [f["calls"]["bare_cpu"] for f in fa]
+    )
+    return [
+        Result(
+            "5 peers: fan-out",
+            f"ready {FANOUT} ÷ 1 server, {label} (its one mode: sequential)",
+            median(pair_ratios(seq, [f["ready"]["seq 1"] for f in fa])),
+            None,
+            spread(seq),
+        ),
+        Result(
+            "5 peers: fan-out",
+            f"ready with {FANOUT} servers, {label} ÷ ours (same round)",
+            median(pair_ratios(seq, [m["N"] for m in me])),
+            None,
+            "above 1 = we are ready sooner",
+        ),
+        Result(
+            "5 peers: calls",
+            f"{calls} echo calls, client CPU ÷ its bare SDK client's, {label}",
+            median(fa_calls),
+            None,
+            "bare: mcp.Client in its venv, no per-call timeout",
+        ),
+        Result(
+            "5 peers: calls",
+            f"call overhead over the bare SDK, {label} ÷ ours (same round)",
+            median(pair_ratios(fa_calls, ours_calls)),
+            None,
+            "above 1 = we add less",
+        ),
+    ]
 
 
 if __name__ == "__main__":
