@@ -112,6 +112,28 @@ def size_of(args: argparse.Namespace) -> Size:
     return "smoke" if args.smoke else "quick" if args.quick else "full"
 
 
+def scale_main(
+    run: Callable[[Size], list[Result]],
+    scale: Callable[[list[int], Size], list[Result]],
+    description: str,
+    flag: str,
+    example: str,
+) -> None:
+    """`bench_main` plus `flag` (counts, e.g. `example`): with it, `scale` prints the scale
+    table for those counts instead of `run`'s figures."""
+    parser = argparse.ArgumentParser(description=description)
+    size_arguments(parser)
+    parser.add_argument(flag, dest="counts", help=f"scale table: counts, e.g. {example}")
+    args = parser.parse_args()
+    print(load_line(), flush=True)
+    size = size_of(args)
+    counts = [int(n) for n in args.counts.split(",")] if args.counts else None
+    results = scale(counts, size) if counts else run(size)
+    print()
+    print(table(results))
+    print(load_line())
+
+
 def bench_main(run: Callable[[Size], list[Result]], description: str) -> None:
     """Parse `--quick`/`--smoke`, run the benchmark, print its table with the load average
     before and after."""

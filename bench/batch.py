@@ -12,7 +12,6 @@ and RSS ÷ the smallest count's, for each count.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -25,12 +24,9 @@ from _util import (
     Result,
     Size,
     fast_stub_args,
-    load_line,
-    size_arguments,
-    size_of,
+    scale_main,
     sized,
     state_dir,
-    table,
 )
 
 JOBS = 4
@@ -146,19 +142,5 @@ def scale(counts: list[int], size: Size) -> list[Result]:
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    size_arguments(parser)
-    parser.add_argument("--tasks", help="scale table: task counts, e.g. 16,64,256")
-    args = parser.parse_args()
-    print(load_line(), flush=True)
-    size = size_of(args)
-    counts = [int(n) for n in args.tasks.split(",")] if args.tasks else None
-    results = scale(counts, size) if counts else run(size)
-    print()
-    print(table(results))
-    print(load_line())
-
-
 if __name__ == "__main__":
-    main()
+    scale_main(run, scale, __doc__.splitlines()[0], "--tasks", "16,64,256")

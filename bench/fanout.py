@@ -9,7 +9,6 @@ table instead: each count ÷ 1 server.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -22,15 +21,12 @@ from _util import (
     Result,
     Size,
     fast_stub_args,
-    load_line,
     median,
     pair_ratios,
-    size_arguments,
-    size_of,
+    scale_main,
     sized,
     spread,
     state_dir,
-    table,
 )
 
 from launcher.config.types import AgentSpec, ServerSpec
@@ -156,19 +152,5 @@ def run(size: Size = "full") -> list[Result]:
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    size_arguments(parser)
-    parser.add_argument("--servers", help="scale table: server counts, e.g. 1,8,16")
-    args = parser.parse_args()
-    print(load_line(), flush=True)
-    size = size_of(args)
-    counts = [int(n) for n in args.servers.split(",")] if args.servers else None
-    results = scale(counts, size) if counts else run(size)
-    print()
-    print(table(results))
-    print(load_line())
-
-
 if __name__ == "__main__":
-    main()
+    scale_main(run, scale, __doc__.splitlines()[0], "--servers", "1,8,16")

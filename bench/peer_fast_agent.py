@@ -19,12 +19,11 @@ from importlib.metadata import version
 from typing import Any
 
 import anyio
+from _peer import calls_bare, echo_loop
 from _util import fast_stub_args
 from fast_agent.config import MCPServerSettings, MCPSettings, Settings
 from fast_agent.context import initialize_context
 from fast_agent.mcp.mcp_aggregator import MCPAggregator
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 
 def settings(count: int, *stub_flags: str) -> Settings:
@@ -55,25 +54,7 @@ async def calls_peer(calls: int) -> tuple[float, float]:
     context = await initialize_context(settings(1))
     async with MCPAggregator(server_names=["s0"], context=context) as agg:
         await agg.list_tools()
-        start, cpu = time.perf_counter(), time.process_time()
-        for i in range(calls):
-            result = await agg.call_tool("s0__echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start, time.process_time() - cpu
-
-
-async def calls_bare(calls: int) -> tuple[float, float]:
-    """The same loop through a bare `mcp.Client` (this venv's SDK), no per-call timeout."""
-    params = StdioServerParameters(command=sys.executable, args=fast_stub_args())
-    async with Client(stdio_client(params)) as client:
-        await client.list_tools()
-        start, cpu = time.perf_counter(), time.process_time()
-        for i in range(calls):
-            result = await client.call_tool("echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start, time.process_time() - cpu
+        return await echo_loop(lambda tool, args: agg.call_tool(f"s0__{tool}", args), calls)
 
 
 def main() -> None:

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _peer import calls_bare, echo_loop
 from _util import fast_stub_args, median
 from agents.mcp import MCPServerManager, MCPServerStdio
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from orphans import alive, read_pids, reap
 
 SESSION_TIMEOUT_S = 30.0
@@ -55,26 +54,7 @@ async def calls_peer(calls: int) -> tuple[float, float]:
     """(wall, CPU) seconds for `calls` sequential echo calls through MCPServerStdio."""
     async with stdio_server("echo") as server:
         await server.list_tools()
-        start, cpu = time.perf_counter(), time.process_time()
-        for i in range(calls):
-            result = await server.call_tool("echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start, time.process_time() - cpu
-
-
-async def calls_bare(calls: int) -> tuple[float, float]:
-    """The same loop through a bare `mcp.Client` over `stdio_client` (this venv's SDK), with
-    no per-call timeout."""
-    params = StdioServerParameters(command=sys.executable, args=fast_stub_args())
-    async with Client(stdio_client(params)) as client:
-        await client.list_tools()
-        start, cpu = time.perf_counter(), time.process_time()
-        for i in range(calls):
-            result = await client.call_tool("echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start, time.process_time() - cpu
+        return await echo_loop(server.call_tool, calls)
 
 
 async def orphan_after_cleanup(pidfile: Path) -> dict[str, Any]:

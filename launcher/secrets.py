@@ -205,12 +205,15 @@ class SecretMask:
         changes: dict[str, Any] = {}
         for name in _masked_fields(type(event)):
             old = getattr(event, name)
+            if old is None or type(old) in _SCALARS:
+                continue  # a time, a turn, a flag: nothing to mask
             new = self._value(old)
             if new is not old and new != old:
                 changes[name] = new
         return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
 
 
+_SCALARS = frozenset({int, float, bool})
 _MASKED_FIELDS: dict[type, tuple[str, ...]] = {}
 """Each event class's fields that are masked (init fields not marked UNMASKED)."""
 
