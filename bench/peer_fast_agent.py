@@ -1,6 +1,6 @@
 """The fast-agent side of benchmark 5: its `MCPAggregator` on the same workloads.
 
-Runs only inside bench/.venv-fast-agent (fast-agent-mcp needs Python >= 3.13; never a
+Runs only inside .interop/venv-fast-agent (fast-agent-mcp needs Python >= 3.13; never a
 project dependency); `bench/peers.py` runs it once a round, beside the openai-agents round and
 ours. fast-agent has one way to connect an agent's servers, its default: `load_servers`
 attaches them one after another. Prints one JSON object on stdout: fan-out ready times, and

@@ -1,6 +1,6 @@
 """Benchmark 5: fan-out and call rate beside openai-agents' `MCPServerStdio`, plus orphans.
 
-openai-agents runs in its own venv, bench/.venv-peers (created here from
+openai-agents runs in its own venv, .interop/venv-peers (created here from
 requirements-peers.txt when missing), in its default mode (servers connected one after
 another) and its fastest documented one (`MCPServerManager(connect_in_parallel=True)`). Each
 round runs the peer's round (one process) and then ours, in this interpreter, on the same
@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 from _util import (
     BENCH_DIR,
+    REPO,
     Result,
     Size,
     bench_main,
@@ -42,7 +43,8 @@ from orphans import alive, read_pids, reap
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.session import Session
 
-VENV = BENCH_DIR / ".venv-peers"
+VENV = REPO / ".interop" / "venv-peers"
+"""Outside bench/: the tests that read the project's sources must not walk a peer's."""
 VENV_PYTHON = VENV / "bin" / "python"
 REQUIREMENTS = BENCH_DIR / "requirements-peers.txt"
 PEER_LIMIT_S = 300.0
@@ -51,7 +53,7 @@ KILL_GRACE_S = 2.0
 """How long survivors get to die after their client was SIGKILLed."""
 PIP_LIMIT_S = 900.0
 """Bound on creating a peer venv (one pip install from the registry)."""
-FA_VENV = BENCH_DIR / ".venv-fast-agent"
+FA_VENV = REPO / ".interop" / "venv-fast-agent"
 FA_PYTHON = FA_VENV / "bin" / "python"
 FA_REQUIREMENTS = BENCH_DIR / "requirements-fast-agent.txt"
 FA_MIN_PYTHON = (3, 13)
@@ -66,7 +68,7 @@ def python_313() -> str | None:
 
 
 def ensure_fast_agent() -> str | None:
-    """bench/.venv-fast-agent, created when missing; None (and why, printed) if impossible."""
+    """.interop/venv-fast-agent, created when missing; None (and why, printed) if impossible."""
     if FA_PYTHON.exists():
         return str(FA_PYTHON)
     base = python_313()
@@ -81,7 +83,7 @@ def ensure_fast_agent() -> str | None:
 
 
 def ensure_venv() -> None:
-    """Create bench/.venv-peers with the peer frameworks, unless it exists."""
+    """Create .interop/venv-peers with the peer frameworks, unless it exists."""
     if VENV_PYTHON.exists():
         return
     print(f"creating {VENV} (one-off; pip install -r {REQUIREMENTS.name})", flush=True)

@@ -2,7 +2,7 @@
 
 A benchmark that nothing runs rots (peers.py crashed for months). This runs them all, as
 whole processes, and fails naming the one that broke. The peer comparison needs the peer
-venv (bench/.venv-peers, installed by .ci/install-interop.sh); without it that part is
+venv (.interop/venv-peers, installed by .ci/install-interop.sh); without it that part is
 skipped, saying so.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-PEER_PYTHON = BENCH / ".venv-peers" / "bin" / "python"
+PEER_PYTHON = BENCH.parent / ".interop" / "venv-peers" / "bin" / "python"
 SMOKE_LIMIT_S = 540.0
 """Bounds the whole smoke run (about a minute on an idle 2-core machine)."""
 
@@ -56,7 +56,7 @@ def test_every_benchmark_runs_in_smoke_mode() -> None:
 
 def test_the_peer_comparison_runs_in_smoke_mode() -> None:
     if not PEER_PYTHON.exists():
-        pytest.skip("no bench/.venv-peers (.ci/install-interop.sh installs it)")
+        pytest.skip("no .interop/venv-peers (.ci/install-interop.sh installs it)")
     output = _smoke("--only", "peers")
     assert _ran(output) == {"peers"}
     assert "processes left after client SIGKILL, ours | 0 |" in output
