@@ -26,6 +26,7 @@ from launcher.backend.handover import early_streams
 from launcher.backend.host_model import read_host_script, scripted_roots
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
+from launcher.backend.spare import SparePool
 from launcher.backend.tasks.store import TaskStore, run_result
 from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
@@ -264,11 +265,13 @@ async def serve(
     task_ttl_ms: int | None = None,
     scripted_dirs: tuple[Path, ...] = (),
     early: EarlyFace | None = None,
+    spares: SparePool | None = None,
 ) -> None:
     """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out.
 
     `task_ttl_ms`: how long an ended task is kept when the host names no ttl; `early`: the
-    face that has owned the wire while the SDK loaded (early.py), else the SDK's stdio.
+    face that has owned the wire while the SDK loaded (early.py), else the SDK's stdio;
+    `spares`: the spare pool, its first spares started before the SDK loaded.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     async with anyio.create_task_group() as tg:
@@ -280,6 +283,7 @@ async def serve(
             default_model=model,
             max_concurrent=max_concurrent,
             no_lock=no_lock,
+            spares=spares,
         )
         app = SubagentServer(manager, config_dir, workspace, scripted_dirs)
         options = install_tasks(
