@@ -85,7 +85,11 @@ def assemble_session(
     from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
-    agent = dataclasses.replace(agent, sandbox=agent_sandbox(agent, config.sandbox))
+    agent = dataclasses.replace(
+        agent,
+        sandbox=agent_sandbox(agent, config.sandbox),
+        tool_search=agent.tool_search if agent.tool_search is not None else config.tool_search,
+    )
     check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:

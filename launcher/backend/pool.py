@@ -122,6 +122,7 @@ class SubagentManager:
         max_concurrent: int,
         no_lock: bool = False,
         spare_workers: int = SPARE_COUNT,
+        spares: SparePool | None = None,
         keep_ended: int = KEEP_ENDED,
         expired_memory: int = EXPIRED_MEMORY,
         driver: Driver | None = None,
@@ -146,8 +147,11 @@ class SubagentManager:
         `expired_memory`)."""
         self._ended: deque[str] = deque()
         """Ended sub-agents that are not tasks, oldest first (at most `keep_ended`)."""
-        # Workers started ahead of the next spawn; the task ends them when serve ends.
-        self._spares = SparePool(workspace=workspace, log_dir=self._logs, count=spare_workers)
+        # Workers started ahead of the next spawn (`spares`: a pool whose first spares serve
+        # started before its SDK loaded); the task ends them when serve ends.
+        self._spares = spares or SparePool(
+            workspace=workspace, log_dir=self._logs, count=spare_workers
+        )
         if spare_workers:
             tg.start_soon(self._spares.run, name="spare workers")
 

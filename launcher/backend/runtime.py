@@ -26,7 +26,7 @@ from launcher.backend.early import EarlyFace
 from launcher.backend.handover import early_streams
 from launcher.backend.pool import Driver, SubagentManager
 from launcher.backend.server import SubagentServer
-from launcher.backend.spare import SPARE_COUNT
+from launcher.backend.spare import SPARE_COUNT, SparePool
 from launcher.backend.tasks.store import TaskStore
 from launcher.backend.tasks.wire import install_tasks
 
@@ -48,6 +48,8 @@ class ServeOptions:
     scripted_dirs: tuple[Path, ...] = ()
     driver: Driver | None = None
     """Where sub-agents run when not in local workers (`--engine ray`)."""
+    spares: SparePool | None = None
+    """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
 
 
 @dataclass
@@ -77,6 +79,7 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 no_lock=opts.no_lock,
                 spare_workers=0 if opts.driver is not None else SPARE_COUNT,
                 driver=opts.driver,
+                spares=opts.spares,
             )
             app = SubagentServer(manager, opts.config_dir, opts.workspace, opts.scripted_dirs)
             options = install_tasks(

@@ -4,8 +4,7 @@ A host waits for serve's first answer, so the console script parses plain argume
 `parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
 face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
 `command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
-`--http` and its options go through typer (no host waits on a pipe): the HTTP stack
-(starlette, uvicorn) loads only then.
+`--http` goes through typer (no host waits on a pipe); starlette and uvicorn load only then.
 """
 
 import os
@@ -189,18 +188,20 @@ def run_serve(
     engine: str = "local",
     address: str | None = None,
 ) -> int:
-    """Load the config, then serve: on stdio (the early face first, then the SDK, until EOF)
-    or on HTTP; a signal drains either."""
+    """Load the config, then serve on stdio (early face, then the SDK) or HTTP till a drain."""
     from launcher.backend.callers import HttpOptions, check_http
     from launcher.backend.catalog import agents_of
     from launcher.cli.loading import load
 
-    driver = _driver(engine, address)
+    driver = None
+    if engine != "local" or address:
+        from launcher.engines.ray_serve import driver_for
+
+        driver = driver_for(engine, address)
     root = (workspace or Path.cwd()).resolve()
     listener = check_http(http or HttpOptions())  # before anything loads
-    # A broken config is reported now, not at the first spawn; loaded as the workers will
-    # load it (from the workspace), so the same `${VAR}`s are hidden. Any re-exec that
-    # hides them happens here, before a byte of the host's input is read.
+    # A broken config is reported now, loaded as the workers will load it (same hidden
+    # `${VAR}`s); any re-exec that hides them happens before a byte of input is read.
     config = load(config_dir, session=True, cwd=root)
     face = None
     if listener is None:
@@ -211,39 +212,39 @@ def run_serve(
 
     import anyio
 
-    from launcher.backend.runtime import ServeOptions
+    from launcher.backend.spare import SparePool
     from launcher.state import state_home
 
-    opts = ServeOptions(
-        config_dir=config_dir.resolve() if config_dir else None,
-        workspace=root,
-        state_home=state_home(),
-        model=model,
-        max_concurrent=max_concurrent,
-        no_lock=no_lock,
-        task_ttl_ms=round(task_ttl * 1000),
-        scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
-        driver=driver,
-    )
-    if listener is None:
-        from launcher.backend.runtime import serve_stdio
+    home = state_home()
+    config_path = config_dir.resolve() if config_dir else None
+    scripted = tuple(d.resolve() for d in scripted_dirs)
 
-        anyio.run(serve_stdio, opts, face)
-    else:
-        from launcher.backend.http import serve_http_at
+    async def main() -> None:
+        # The first spare imports a session's modules on the other core while this process
+        # loads the MCP SDK (~1.5 s): the host's first spawn waits for both at once.
+        spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
+        if spares is not None:
+            await spares.start_now()
+        from launcher.backend import runtime
 
-        anyio.run(serve_http_at, opts, listener)
+        opts = runtime.ServeOptions(
+            config_dir=config_path,
+            workspace=root,
+            state_home=home,
+            model=model,
+            max_concurrent=max_concurrent,
+            no_lock=no_lock,
+            task_ttl_ms=round(task_ttl * 1000),
+            scripted_dirs=scripted,
+            driver=driver,
+            spares=spares,
+        )
+        if listener is None:
+            await runtime.serve_stdio(opts, face)
+        else:
+            from launcher.backend.http import serve_http_at
+
+            await serve_http_at(opts, listener)
+
+    anyio.run(main)
     return 0
-
-
-def _driver(engine: str, address: str | None) -> Any:
-    """The pool's driver for `--engine` (None: local workers); UsageError if it makes no sense."""
-    from launcher.errors import UsageError
-
-    if engine not in ("local", "ray") or (engine == "ray") != bool(address):
-        raise UsageError("--engine is local, or ray with --address ADDRESS (a running cluster)")
-    if engine == "local":
-        return None
-    from launcher.engines.ray_serve import RayDriver  # Ray is imported when it connects
-
-    return RayDriver(str(address))

@@ -33,7 +33,7 @@ from launcher.engines.ray_engine import (
     _is_loopback,
     _ray_logs_to,
 )
-from launcher.errors import RunError
+from launcher.errors import RunError, UsageError
 from launcher.state import state_home
 
 
@@ -192,3 +192,10 @@ class RayDriver:
             if self._ray is not None:
                 await anyio.to_thread.run_sync(self._ray.shutdown)
             self._logs.close()
+
+
+def driver_for(engine: str, address: str | None) -> RayDriver | None:
+    """The pool's driver for `--engine` (None: local workers); UsageError if it makes no sense."""
+    if engine not in ("local", "ray") or (engine == "ray") != bool(address):
+        raise UsageError("--engine is local, or ray with --address ADDRESS (a running cluster)")
+    return RayDriver(str(address)) if engine == "ray" else None
