@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.backend import catalog
 from launcher.backend.arguments import check_arguments
@@ -91,6 +92,7 @@ class SubagentServer:
             on_call_tool=self._call_tool,
             cache_hints={"tools/list": CacheHint(TOOLS_LIST_TTL_MS, "private")},
         )
+        self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         # The state a 2026-07-28 host echoes after `input_required` names a sub-agent:
         # sealed, bound to the caller, tool and arguments, under a key of this process.
         self.server.middleware.append(
@@ -102,6 +104,17 @@ class SubagentServer:
     def agents(self) -> list[tuple[str, str]]:
         """(name, description) of every agent serve can run, from the config of the moment."""
         return catalog.agents_of(self._config())
+
+    async def _discover(self, ctx: Any, params: Any) -> types.DiscoverResult:
+        """The SDK's `server/discover`, but honest about `tools.listChanged`: serve serves
+        `subscriptions/listen` (for task notices) yet never announces a tool change."""
+        capabilities = self.server.get_capabilities(protocol_version=ctx.protocol_version)
+        tools = types.ToolsCapability(list_changed=False)
+        return types.DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=capabilities.model_copy(update={"tools": tools}),
+            instructions=self.server.instructions,
+        )
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         # 2026-07-28 has no `execution` on a tool (its sieve drops it): there the tasks

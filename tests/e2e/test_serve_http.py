@@ -97,6 +97,10 @@ async def test_modern_era_lists_spawns_runs_a_task_and_cancels_it(tmp_path: Path
             discovered = await request(plain_client, "server/discover", {})
             assert discovered["capabilities"]["extensions"][TASKS] == {}
             assert "tasks" not in discovered["capabilities"]
+            assert "2026-07-28" in discovered["supportedVersions"]
+            # serve serves subscriptions/listen (task notices) but never changes its tools:
+            # discover must not promise tools/list_changed.
+            assert discovered["capabilities"]["tools"].get("listChanged") is False
             listed = await plain_client.list_tools()
             assert [t.name for t in listed.tools] == TOOLS
             done = await plain_client.call_tool(
