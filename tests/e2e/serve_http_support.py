@@ -130,6 +130,14 @@ async def http_client(
         yield await stack.enter_async_context(client)
 
 
+def pid_written(path: Path) -> bool:
+    """Whether a stub's pid file holds its whole pid (it may exist, still empty, a moment)."""
+    try:
+        return path.read_text().strip().isdigit()
+    except FileNotFoundError:
+        return False
+
+
 def session_events(home: Path, session_id: str) -> list[dict[str, Any]]:
     """A stored session's event record."""
     import json

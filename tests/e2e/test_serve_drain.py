@@ -14,7 +14,13 @@ import anyio
 import pytest
 
 from tests.e2e.conftest import assert_all_gone, cli_argv, cli_env, is_alive, read_pid, wait_until
-from tests.e2e.serve_http_support import LIMIT_S, http_client, http_config, http_serve
+from tests.e2e.serve_http_support import (
+    LIMIT_S,
+    http_client,
+    http_config,
+    http_serve,
+    pid_written,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -74,7 +80,7 @@ def test_sigterm_drains_stdio_serve(tmp_path: Path) -> None:
         call = {"name": "spawn_subagent", "arguments": long_args(tmp_path, background=True)}
         send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
         assert "agent_id" in answer(proc.stdout, 2)["result"]["structuredContent"]
-        assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), START_LIMIT_S)
+        assert wait_until(lambda: pid_written(tmp_path / "lazy.pid"), START_LIMIT_S)
         server = read_pid(tmp_path / "lazy.pid")
         assert wait_until(lambda: statuses(home) == ["running"], START_LIMIT_S)
 
@@ -99,7 +105,7 @@ async def test_sigterm_drains_http_serve_with_a_foreground_and_a_background_run(
                 "spawn_subagent", long_args(tmp_path, background=True)
             )
             assert not background.is_error
-            assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), START_LIMIT_S)
+            assert wait_until(lambda: pid_written(tmp_path / "lazy.pid"), START_LIMIT_S)
             server = read_pid(tmp_path / "lazy.pid")
             assert wait_until(lambda: statuses(serve.home) == ["running"], START_LIMIT_S)
             async with anyio.create_task_group() as tg:

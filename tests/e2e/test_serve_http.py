@@ -11,7 +11,7 @@ import mcp_types as types
 import pytest
 
 from tests.e2e.conftest import assert_all_gone, is_alive, read_pid, wait_until
-from tests.e2e.serve_http_support import LIMIT_S, http_client, http_serve, task_until
+from tests.e2e.serve_http_support import LIMIT_S, http_client, http_serve, pid_written, task_until
 from tests.e2e.serve_tasks_support import (
     CreatedTask,
     StatusLog,
@@ -74,7 +74,7 @@ async def test_legacy_era_lists_spawns_polls_runs_a_task_and_cancels(tmp_path: P
                 "spawn_subagent", spawn_args(tmp_path, "long.yaml", background=True)
             )
             agent_id = bg.structured_content["agent_id"]
-            assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 60)
+            assert wait_until(lambda: pid_written(tmp_path / "lazy.pid"), 60)
             await until_status(client, agent_id, "running")
             stopped = await client.call_tool("stop_subagent", {"agent_id": agent_id})
             assert stopped.content[0].text == "stopped"
@@ -120,7 +120,7 @@ async def test_modern_era_lists_spawns_runs_a_task_and_cancels_it(tmp_path: Path
             long = spawn_args(tmp_path, "long.yaml")
             running = await client.session.call_tool("spawn_subagent", long, allow_claimed=True)
             assert isinstance(running, CreatedTask)
-            assert wait_until(lambda: (tmp_path / "lazy.pid").exists(), 60)
+            assert wait_until(lambda: pid_written(tmp_path / "lazy.pid"), 60)
             server_pid = read_pid(tmp_path / "lazy.pid")
             assert wait_until(lambda: is_alive(server_pid), 10)
             ack = await request(client, "tasks/cancel", {"taskId": running.task_id})
