@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import re
 import secrets
 import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +21,12 @@ from typing import Any
 from launcher.config.types import ISOLATION_MODES
 from launcher.errors import RunError, UsageError
 from launcher.events import WorktreeEnd
+from launcher.gitcmd import DIFF_FLAGS, run_git
 from launcher.state import private_dir, private_opener, state_home
 
-GIT_TIMEOUT_S = 120.0
-"""A git call here is a local checkout or status: minutes mean a hung filesystem."""
 BRANCH_PREFIX = "subagent/"
 LABEL_MAX = 40
 """Branch names stay readable; the random suffix keeps them unique."""
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-"""No credential prompt can stall a run; messages in one language for the user to read."""
 
 
 @dataclass(frozen=True)
@@ -54,25 +49,8 @@ def check_isolation(value: str | None) -> str | None:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    """Run git in `cwd`; its stdout, or RunError with git's own message."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            env={**os.environ, **GIT_ENV},
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError as exc:
-        raise UsageError("isolation: worktree needs git, and git is not installed") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise RunError(f"git {args[0]} in {cwd} did not finish in {GIT_TIMEOUT_S:.0f} s") from exc
-    if done.returncode != 0:
-        reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise RunError(f"git {args[0]} in {cwd}: {reason[-1] if reason else 'failed'}")
-    return done.stdout
+    """Run hardened git in `cwd` (launcher/gitcmd.py); its stdout, or RunError."""
+    return run_git(*args, cwd=cwd)
 
 
 def repo_root(workspace: Path) -> Path:
@@ -129,7 +107,7 @@ def finish_worktree(tree: Worktree) -> WorktreeEnd:
     try:
         _git(tree.path, "add", "--all")
         head = _git(tree.path, "rev-parse", "HEAD").strip()
-        stat = _git(tree.path, "diff", "--cached", "--stat", tree.base).rstrip()
+        stat = _git(tree.path, "diff", "--cached", "--stat", *DIFF_FLAGS, tree.base).rstrip()
     except RunError as exc:  # keep what may be the run's work; say why it is not summed up
         return WorktreeEnd(
             branch=tree.branch, path=str(tree.path), base=tree.base, changed=True, error=str(exc)
