@@ -16,6 +16,7 @@ import check_jobs
 import cli_help
 import fanout
 import grep_engine
+import isolation
 import list_burst
 import peers
 import sandbox
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "store": store.run,
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
+    "isolation": isolation.run,
 }
 
 
