@@ -141,6 +141,8 @@ class SubagentServer:
             ref = self._last_started() if resume == "last" else str(resume)
             stored = _stored(ref, args.get("agent"))
             agent, resume, model = stored.agent, stored.id, model or stored.model
+        from launcher.config.snapshot import snapshot_of
+
         config = self._config()
         spec = resolve_request(config, agent, ext)
         if args.get("background") is None:
@@ -154,6 +156,8 @@ class SubagentServer:
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
             resume=resume or None,
+            # The worker runs with what serve loaded and checked, never a fresh discovery.
+            config=snapshot_of(config, lock=not self.manager.no_lock),
         )
 
     async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
