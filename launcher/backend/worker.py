@@ -27,6 +27,7 @@ PRELOAD = (
     "zipfile",
     "launcher.assemble",
     "launcher.config.discovery",
+    "launcher.config.snapshot",
     "launcher.backend.nested",
     "launcher.models.factory",
     "launcher.models.scripted",
