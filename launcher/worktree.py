@@ -69,6 +69,7 @@ class Worktree:
     """Where the run works: the repository's top, or the same sub-directory the workspace was."""
     objects: Path = field(default=Path(), repr=False)
     """The user's object store, which the run's repository borrows."""
+    object_format: str = field(default="sha1", repr=False)
     config: bytes = field(default=b"", repr=False)
     index: bytes = field(default=b"", repr=False)
     """The checkout's index (every file's stat data): only changed files are read again."""
@@ -86,14 +87,14 @@ def repo_root(workspace: Path) -> Path:
     return _repository(workspace)[0]
 
 
-def _repository(workspace: Path) -> tuple[Path, Path, str]:
-    """(top, object store, HEAD commit) of the repository holding `workspace`."""
+def _repository(workspace: Path) -> tuple[Path, Path, str, str]:
+    """(top, object store, object format, HEAD commit) of the repository holding `workspace`."""
     try:
         found = run_git(
             "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
-            cwd=workspace,
+            "--show-object-format", cwd=workspace,
         ).splitlines()  # fmt: skip
-        top, common = Path(found[0]), Path(found[1])
+        top, common, object_format = Path(found[0]), Path(found[1]), found[2]
     except (RunError, IndexError) as exc:
         raise UsageError(
             f"isolation: worktree needs a git repository, and {workspace} is not in one ({exc})"
@@ -104,7 +105,7 @@ def _repository(workspace: Path) -> tuple[Path, Path, str]:
         raise UsageError(
             f"isolation: worktree starts from HEAD, and the repository {top} has no commit yet"
         ) from exc
-    return top, (common / "objects").resolve(), base
+    return top, (common / "objects").resolve(), object_format, base
 
 
 def _label(text: str) -> str:
@@ -116,7 +117,7 @@ def create_worktree(workspace: Path, *, label: str, home: Path | None = None) ->
     """A new repository borrowing the objects of the one holding `workspace`, on a new
     branch from its HEAD; the user's repository is only read."""
     workspace = workspace.resolve()
-    top, objects, base = _repository(workspace)
+    top, objects, object_format, base = _repository(workspace)
     home = home or state_home()
     root = private_dir(home / "worktrees", home)
     for _ in range(NAME_TRIES):
@@ -129,7 +130,10 @@ def create_worktree(workspace: Path, *, label: str, home: Path | None = None) ->
         raise RunError(f"isolation: no free name for a repository in {root}")
     branch = BRANCH_PREFIX + name
     try:
-        run_git("init", "--quiet", "--template=", f"--initial-branch={branch}", str(path), cwd=root)
+        run_git(
+            "init", "--quiet", "--template=", f"--initial-branch={branch}",
+            f"--object-format={object_format}", str(path), cwd=root,
+        )  # fmt: skip
         info = path / ".git" / "objects" / "info"
         info.mkdir(parents=True, exist_ok=True)
         (info / "alternates").write_text(f"{objects}\n")
@@ -149,6 +153,7 @@ def create_worktree(workspace: Path, *, label: str, home: Path | None = None) ->
         base=base,
         workspace=inner,
         objects=objects,
+        object_format=object_format,
         config=config,
         index=index,
     )

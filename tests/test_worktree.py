@@ -112,6 +112,20 @@ def test_a_commit_of_the_run_counts_as_a_change_and_reaches_the_branch(tmp_path:
     assert git(tree.path, "diff", "--cached", "--name-only").split() == ["c.txt"]
 
 
+def test_a_sha256_repository_gets_a_sha256_repository_of_its_own(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--object-format=sha256")
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "--quiet", "-m", "first")
+    tree = create_worktree(repo, label="x", home=tmp_path / "home")
+    (tree.workspace / "a.txt").write_text("two\n")
+    end = finish_worktree(tree)
+    assert end.error is None and "a.txt" in end.diffstat
+    assert len(git(repo, "rev-parse", tree.branch).strip()) == 64
+
+
 def test_a_commit_alone_is_the_branch_itself(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
     tree = create_worktree(repo, label="x", home=tmp_path / "home")
