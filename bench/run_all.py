@@ -16,6 +16,7 @@ import check_jobs
 import cli_help
 import fanout
 import grep_engine
+import hooks
 import isolation
 import list_burst
 import peers
@@ -25,6 +26,7 @@ import serve_first_answer
 import serve_spawn
 import stdio_lines
 import store
+import stream_mask
 from _util import Result, table
 
 BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
@@ -40,8 +42,10 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "stream_mask": stream_mask.run,
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
+    "hooks": hooks.run,
     "isolation": isolation.run,
 }
 

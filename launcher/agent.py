@@ -8,7 +8,7 @@ or left scope mid-turn, never reaches its server.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,7 +29,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
-from launcher.toolset.types import CALL_ID, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import CALL_ID, CallGuard, ToolDef, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
@@ -48,6 +48,19 @@ class ToolHost(Protocol):
 
     @property
     def registry(self) -> Any: ...
+
+
+class LoopHooks(CallGuard, Protocol):
+    """The run's hooks (launcher/hooks/run.py): around each call, after a turn's calls,
+    and when the agent would stop. `halted` says why a hook stopped the agent."""
+
+    halted: str | None
+
+    async def after_batch(
+        self, calls: Sequence[tuple[str, str, dict[str, Any], ToolResult]]
+    ) -> str | None: ...
+
+    async def at_stop(self, last_message: str) -> str | None: ...
 
 
 def not_available(name: str) -> ToolResult:
@@ -90,9 +103,16 @@ class AgentLoop:
     """An LLM tool-calling loop over a session's live tool set."""
 
     def __init__(
-        self, host: ToolHost, model: Model, *, prompt: str = "", max_turns: int | None = None
+        self,
+        host: ToolHost,
+        model: Model,
+        *,
+        prompt: str = "",
+        max_turns: int | None = None,
+        hooks: LoopHooks | None = None,
     ) -> None:
         self.host = host
+        self.hooks = hooks
         self.model = model
         self.base_prompt = prompt
         self.max_turns = max_turns
@@ -129,10 +149,12 @@ class AgentLoop:
         self.status = RunStatus.RUNNING
         turns_this_run = 0
         error: str | None = None
+        if self.hooks is not None:
+            self.hooks.halted = None
         with anyio.CancelScope() as scope:
             self._stop_scope = scope
             try:
-                while not self._stop_requested and self._failure is None:
+                while not self._stop_requested and self._failure is None and not self._halted:
                     await self._deliver_steering()
                     wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
                     if wrap_up:
@@ -142,9 +164,13 @@ class AgentLoop:
                     if wrap_up:
                         self.status = RunStatus.MAX_TURNS
                         break
-                    if done and not self._steering:
-                        self.status = RunStatus.COMPLETED
-                        break
+                    if done and not self._steering and not self._halted:
+                        # SubagentStop hooks may send the agent on, with their reason.
+                        follow = await self.hooks.at_stop(self.result) if self.hooks else None
+                        if follow is None:
+                            self.status = RunStatus.COMPLETED
+                            break
+                        await self._user(follow, "hook")
             except SubagentError as exc:
                 self.status, error = RunStatus.ERROR, str(exc)
         self._stop_scope = None
@@ -154,11 +180,18 @@ class AgentLoop:
         elif self._stop_requested:
             self.status = RunStatus.STOPPED
             self._stop_requested = False  # a later resume runs again
+        elif self._halted:
+            self.status, error = RunStatus.STOPPED, f"stopped by a hook: {self._halted}"
         end = AgentEnd(
             status=self.status, result=self.result, usage=self.usage.as_dict(), error=error
         )
         await self.host.emit(end)
         return end
+
+    @property
+    def _halted(self) -> str | None:
+        """Why a hook stopped the agent (`continue: false`), if one did."""
+        return self.hooks.halted if self.hooks is not None else None
 
     async def _deliver_steering(self) -> None:
         while self._steering:
@@ -214,14 +247,27 @@ class AgentLoop:
         )
         if calls:
             results: list[ToolResult | None] = [None] * len(calls)
+            context: str | None = None
             try:
                 origins = {t.name: (t.server, t.tool) for t in offered}
                 await self._run_calls(turn, calls, results, origins)
+                if self.hooks is not None:
+                    ran = [
+                        (c.id, c.name, c.arguments, r)
+                        for c, r in zip(calls, results, strict=True)
+                        if r
+                    ]
+                    context = await self.hooks.after_batch(ran)
             finally:
                 # Even when a stop cancels the calls, every call gets its answer: a
                 # resumed conversation with an unanswered tool call is rejected by APIs.
-                for call, result in zip(calls, results, strict=True):
+                for index, (call, result) in enumerate(zip(calls, results, strict=True)):
                     result = result or ToolResult("Stopped before this call finished.", True)
+                    if context and index == len(calls) - 1:
+                        # PostToolBatch context goes next to the turn's last result.
+                        result = ToolResult(
+                            f"{result.content}\n\n[hook] {context}", result.is_error
+                        )
                     self.messages.append(
                         Message(
                             role="tool",
@@ -279,7 +325,7 @@ class AgentLoop:
 
     async def _execute(self, call: ToolCall, offered: frozenset[str]) -> ToolResult:
         """The call-time veto, then the entry the veto answered with runs (no second lookup)."""
-        if self._stop_requested:
+        if self._stop_requested or self._halted:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
         entry = self.host.veto(call.name, offered)
         if isinstance(entry, str):
@@ -289,7 +335,7 @@ class AgentLoop:
                 content=f"Arguments for {call.name} must be a JSON object.", is_error=True
             )
         try:
-            return await entry.run(call.arguments)
+            return await entry.run(call.arguments, self.hooks)
         except Exception as exc:  # a caller must not raise; if one does, the model still answers
             return ToolResult(
                 content=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from launcher.agent import AgentLoop
+    from launcher.hooks.run import RunHooks
     from launcher.session import Session
     from launcher.store.history import StoredSession
     from launcher.tools.delegate import Delegate
@@ -138,6 +139,24 @@ def model_http_client() -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=timeout, verify=model_tls_context())
 
 
+def run_hooks(session: Session) -> RunHooks | None:
+    """The Claude Code hooks of the session's agent (None without any: nothing is imported)."""
+    if not session.agent.hooks:
+        return None
+    from launcher.hooks.run import RunHooks
+
+    return RunHooks(
+        session.agent.hooks,
+        agent=session.agent.name,
+        session_id=session.id,
+        workspace=session.workspace,
+        transcript=session.dir / "events.jsonl",
+        emit=session.emit,
+        mask=session.mask,
+        watchdog=session.watchdog,
+    )
+
+
 async def run_agent(
     session: Session,
     prompt: str,
@@ -170,6 +189,7 @@ async def run_agent(
             llm,
             prompt=session.agent.prompt,
             max_turns=max_turns or session.agent.max_turns,
+            hooks=run_hooks(session),
         )
         if history is not None:
             loop.messages = list(history.messages)

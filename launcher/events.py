@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from launcher.secrets import UNMASKED
+from launcher.secrets import UNMASKED, SecretMask, StreamMask
 
 READ_BACK = {UNMASKED: True}
 """Field metadata: an id, name, path or spec the program reads back, so never masked."""
@@ -186,6 +186,26 @@ class ToolResultEvent(Event):
 
 
 @dataclass(kw_only=True)
+class HookDecision(Event):
+    """One Claude Code hook ran, and what it decided (launcher/hooks/protocol.py `Decision`).
+
+    `event` is the hook event (PreToolUse, ..., SubagentStop); `hook` its command; `tool`
+    and `id` the call it decided about (None at the run's end); `reason` what the model or
+    the user is told; `message` the hook's `systemMessage`.
+    """
+
+    type: ClassVar[str] = "hook"
+    event: str
+    hook: str
+    decision: str
+    source: str | None = field(default=None, metadata=READ_BACK)
+    tool: str | None = field(default=None, metadata=READ_BACK)
+    id: str | None = field(default=None, metadata=READ_BACK)
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(kw_only=True)
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turn: int
@@ -221,6 +241,37 @@ class WorktreeEnd(Event):
     changed: bool
     diffstat: str = ""
     error: str | None = None
+
+
+class MaskedEvents:
+    """A session's events as its sinks see them: masked, streamed text included.
+
+    Text deltas go through one StreamMask, so a secret split across deltas is still caught;
+    the tail it holds back goes out, masked, as a last delta before the next other event.
+    """
+
+    def __init__(self, mask: SecretMask) -> None:
+        self._mask = mask
+        self._text = StreamMask(mask, "")
+        self._turn: int | None = None
+
+    def __call__(self, event: Event) -> list[Event]:
+        """The events to send for `event`, in order: none while a delta is all held back."""
+        if not isinstance(event, TextDelta):
+            return [*self._release(), self._mask.event(event)]
+        out = self._release() if event.turn != self._turn else []
+        self._turn = event.turn
+        text = self._text.feed(event.text)
+        if text == event.text:
+            out.append(event)  # nothing held or masked: the delta as it came
+        elif text:
+            out.append(TextDelta(turn=event.turn, text=text, ts=event.ts))
+        return out
+
+    def _release(self) -> list[Event]:
+        turn, self._turn = self._turn, None
+        tail = self._text.flush()
+        return [TextDelta(turn=turn, text=tail)] if turn is not None and tail else []
 
 
 EventSink = Callable[[Event], Awaitable[None]]

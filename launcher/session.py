@@ -24,6 +24,7 @@ from launcher.errors import ServerError
 from launcher.events import (
     Event,
     EventBus,
+    MaskedEvents,
     ServerState,
     SessionEnd,
     SessionStart,
@@ -95,10 +96,12 @@ class Session:
         self.state_home = state_home
         self.dir = state_home / "sessions" / self.id
         # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
-        # serve pipe and the renderer never carry a `${VAR}` value or an API key.
+        # serve pipe and the renderer never carry a `${VAR}` value or an API key, whole or
+        # split across streamed deltas.
         self.mask = LiveMask(
             set().union(*(spec.secrets for spec in servers.values()), process_secrets())
         )
+        self._masked = MaskedEvents(self.mask)
         self.bus = bus or EventBus()
         self.home = home or Path.home()
         self._delegate = delegate
@@ -113,7 +116,7 @@ class Session:
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
-        self._watchdog: Watchdog = Watchdog()
+        self.watchdog: Watchdog = Watchdog()
         self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
@@ -169,7 +172,8 @@ class Session:
 
     async def emit(self, event: Event) -> None:
         """Send an event (masked) to every subscriber."""
-        await self.bus.emit(self.mask.event(event))
+        for masked in self._masked(event):
+            await self.bus.emit(masked)
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -217,7 +221,7 @@ class Session:
             return outcome[0]
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._watchdog.close)
+                await anyio.to_thread.run_sync(self.watchdog.close)
                 if self._sandbox is not None:
                     self._sandbox.close()
                 await self.emit(SessionEnd(error=str(failure) if failure else None))
@@ -270,7 +274,7 @@ class Session:
             state_home=self.state_home,
             session_dir=self.dir,
             mask=self.mask,
-            guard=self._watchdog,
+            guard=self.watchdog,
             delegate=self._delegate,
         )
         self.registry.add_local(entries)
@@ -294,7 +298,7 @@ class Session:
                 emit=self.emit,
                 log_path=self.dir / "servers" / f"{name}.log",
                 workspace=self.workspace,
-                watchdog=self._watchdog,
+                watchdog=self.watchdog,
                 auth_store=TokenStore(self.state_home),
             )
             self.connections[name] = conn

@@ -78,11 +78,9 @@ def test_narrowing_permission_modes_refuse_the_agent(mode: str) -> None:
 
 def test_fields_with_no_effect_are_listed_in_one_line() -> None:
     warnings: list[str] = []
-    claude(
-        "color: blue\npermissionMode: acceptEdits\nhooks: {}\nskills: [x]\neffort: high", warnings
-    )
+    claude("color: blue\npermissionMode: acceptEdits\nskills: [x]\neffort: high", warnings)
     (line,) = warnings
-    assert line.endswith("ignored: color, permissionMode: acceptEdits, hooks, skills, effort")
+    assert line.endswith("ignored: color, permissionMode: acceptEdits, skills, effort")
 
 
 def test_model_aliases_inherit_and_environment_override(monkeypatch: pytest.MonkeyPatch) -> None:

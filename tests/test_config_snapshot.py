@@ -38,6 +38,10 @@ You build.
 CLAUDE = """---
 name: reviewer
 tools: Read, mcp__gh__get
+hooks:
+  PreToolUse:
+    - matcher: Read
+      hooks: [{type: command, command: "echo checked", timeout: 5}]
 mcpServers:
   - gh
   - solo:
@@ -107,6 +111,8 @@ def test_a_thawed_config_equals_the_one_loaded(config: Config) -> None:
     builder = thawed.config.agents["builder"]
     assert builder.sandbox is not None and builder.sandbox.mode is SandboxMode.REQUIRED
     assert isinstance(builder.source, Path) and builder.expect == config.agents["builder"].expect
+    assert thawed.config.agents["reviewer"].hooks == config.agents["reviewer"].hooks != ()
+    assert thawed.config.agents["reviewer"].hooks[0].source is not None
     solo = thawed.config.agents["reviewer"].servers[0]
     assert solo.env == {"TOKEN": SECRET} and SECRET in solo.secrets  # masked as before
     assert thawed.config.servers["remote"].oauth == config.servers["remote"].oauth

@@ -23,6 +23,7 @@ LEAVES = (
     "gitcmd",
     "toolset.types",
     "toolset.naming",
+    "hooks.matcher",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {
@@ -30,6 +31,7 @@ RANKS: dict[str, int] = {
     "toolset": 1,
     "models": 1,
     "tools": 1,
+    "hooks": 1,
     "bridge": 2,
     "store": 2,
     "agent": 3,

@@ -53,7 +53,7 @@ def test_a_secret_split_across_stream_chunks_is_still_masked() -> None:
     data = (f"line {SECRET} {quote(SECRET)}\n" * 20).encode()
     rng = random.Random(7)
     for _ in range(50):
-        stream, out, pos = StreamMask(mask), b"", 0
+        stream, out, pos = StreamMask(mask, b""), b"", 0
         while pos < len(data):
             step = rng.randint(1, 9)
             out += stream.feed(data[pos : pos + step])

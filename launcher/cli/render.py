@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from launcher.events import (
     AgentEnd,
     Event,
+    HookDecision,
     ServerState,
     TextDelta,
     ToolCallEvent,
@@ -61,6 +62,9 @@ def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             out.write(f"    {row['description']}\n")
         out.write(f"    built-ins: {', '.join(row['builtins']) or 'none'}\n")
         out.write(f"    servers: {', '.join(row['servers']) or 'none'}\n")
+        if row.get("hooks"):
+            hooks = (f"{h['event']} {h['matcher'] or '*'}" for h in row["hooks"])
+            out.write(f"    hooks: {', '.join(hooks)}\n")
         if row.get("error"):
             out.write(f"    error: {row['error']}\n")
 
@@ -167,7 +171,20 @@ class SpawnRenderer:
         elif isinstance(event, ServerState) and event.state == "failed":
             self._newline()
             self.err.write(f"server {event.server} failed: {event.error}\n")
+        elif isinstance(event, HookDecision):
+            self._hook(event)
         self.err.flush()
+
+    def _hook(self, event: HookDecision) -> None:
+        """A hook that decided something, or told the user something (`systemMessage`)."""
+        if event.decision in ("none", "allow") and not event.message:
+            return
+        self._newline()
+        tool = f" {event.tool}" if event.tool else ""
+        reason = f": {_short(event.reason or '', 80)}" if event.reason else ""
+        self.err.write(f"hook {event.event}{tool} {event.decision}{reason}\n")
+        if event.message:
+            self.err.write(f"hook: {event.message}\n")
 
     def _newline(self) -> None:
         if self.mid_line:

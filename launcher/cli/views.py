@@ -45,6 +45,15 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
                 "background": spec.background,
+                "hooks": [
+                    {
+                        "event": hook.event,
+                        "matcher": hook.matcher,
+                        "command": " ".join((hook.command, *(hook.args or ()))),
+                        "source": str(hook.source) if hook.source else None,
+                    }
+                    for hook in spec.hooks
+                ],
             }
         )
     for name, error in config.broken_agents.items():
@@ -75,7 +84,7 @@ def broken_source(name: str, error: str) -> str | None:
 def server_rows(config: Config) -> dict[str, dict[str, Any]]:
     """Each configured server's launch spec, with every `${VAR}` secret masked; an
     `"auth": "oauth"` server also gets its login state under `login` (never a token)."""
-    from launcher.config.servers import masked_launch_spec
+    from launcher.config.shown import masked_launch_spec
 
     rows = {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
     for name, status in oauth_status(config).items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import stat
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -20,6 +21,7 @@ import yaml
 from launcher.config.dialect import Dialect, RawField, translate
 from launcher.config.dialect_pi import PI_FIELDS, SUBAGENT
 from launcher.config.expect import Expectations, parse_expectations
+from launcher.config.hooks_field import HookSpec
 from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import (
@@ -236,6 +238,10 @@ def _build_spec(
     def servers(value: object, key: str, line: int) -> tuple[ServerSpec, ...]:
         return tuple(cast(ServerSpec, spec) for spec in cast(tuple, value))
 
+    def hooks(value: object, key: str, line: int) -> tuple[HookSpec, ...]:
+        # Read by the dialect (config/hooks_field.py); the line is the field's.
+        return tuple(replace(spec, line=line) for spec in cast(tuple[HookSpec, ...], value))
+
     def expect() -> Expectations | None:
         item = fields.get("expect")
         if item is None or item.value is None or not isinstance(item.node, yaml.Node):
@@ -278,4 +284,5 @@ def _build_spec(
         enabled=enabled is not False,
         servers=cast(tuple[ServerSpec, ...], get("inline_servers", servers) or ()),
         sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)),
+        hooks=cast(tuple[HookSpec, ...], get("hooks", hooks) or ()),
     )

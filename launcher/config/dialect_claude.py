@@ -12,8 +12,10 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 from launcher.config.dialect import Action, Dialect, FieldRule
+from launcher.config.hooks_field import parse_hooks
 from launcher.config.servers import parse_server_entry
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
@@ -101,6 +103,15 @@ def _disallowed(value: object, notes: list[str], path: Path) -> Mapping[str, obj
             ours.append(TOOL_NAMES[match.group(1)])
             notes.append(f"disallowedTools '{name}': the whole {match.group(1)} tool is denied")
     return {"disallowed_tools": ours}
+
+
+def deny_entries(rules: list[str], notes: list[str], path: Path) -> list[str]:
+    """Claude Code deny rules as our `disallowed_tools` entries, read as `disallowedTools`."""
+    return list(cast(list[str], _disallowed(rules, notes, path)["disallowed_tools"]))
+
+
+def _hooks(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    return {"hooks": parse_hooks(value, origin="agent", source=path, notes=notes)}
 
 
 def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
@@ -191,7 +202,12 @@ _FIELDS: dict[str, FieldRule] = {
     "isolation": FieldRule(H, "isolation", "`worktree`: the run works in a fresh git worktree"),
     "expect": FieldRule(H, "expect", "ours: expectations for `subagent check`"),
     "skills": FieldRule(IGN, note="no skills here"),
-    "hooks": FieldRule(IGN, note="no hooks here"),
+    "hooks": FieldRule(
+        M,
+        "hooks",
+        "command hooks run as Claude Code runs them (docs/hooks.md); other types refuse",
+        _hooks,
+    ),
     "effort": FieldRule(IGN, note="no effort setting here"),
     "color": FieldRule(IGN, note="display only"),
     "initialPrompt": FieldRule(IGN, note="the prompt comes from the caller"),

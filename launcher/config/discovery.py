@@ -12,6 +12,13 @@ from importlib import resources
 from pathlib import Path
 
 from launcher.config.agents import parse_agent_file, parse_agent_text
+from launcher.config.claude_settings import (
+    SETTINGS_DIR,
+    ClaudeSettings,
+    narrow_claude_agent,
+    read_claude_settings,
+    settings_files,
+)
 from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
 from launcher.config.dialect_pi import PI, SUBAGENT
@@ -103,6 +110,20 @@ class _Collector:
             self.servers.setdefault(name, spec)
         return hosts
 
+    def apply_claude(self, settings: ClaudeSettings) -> None:
+        """Narrow every Claude Code agent by its settings; a broken file refuses them all."""
+        claude = [name for name, spec in self.agents.items() if spec.dialect == CLAUDE.name]
+        if claude and settings.error is not None:
+            self.warnings.append(f"Claude Code agents refused: {settings.error}")
+        elif claude:
+            self.warnings.extend(settings.notes)
+        for name in claude:
+            if settings.error is not None:
+                del self.agents[name]
+                self.broken[name] = str(settings.error)
+            else:
+                self.agents[name] = narrow_claude_agent(self.agents[name], settings)
+
     def add_builtins(self) -> None:
         for spec in builtin_agents():
             if not self._claimed(spec.name):
@@ -162,6 +183,9 @@ def load_config(
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
         hosts += _add_config_dir(collector, config_dir, env)
+        # Hermetic: a project's own `.claude/` settings only, never the user's.
+        project = config_dir.parent if config_dir.name == SETTINGS_DIR else None
+        collector.apply_claude(read_claude_settings(settings_files(project, None), project))
     else:
         hosts += _add_config_dir(collector, cwd / ".subagent", env)
         for folder, dialect in PROJECT_AGENT_DIRS:
@@ -172,6 +196,7 @@ def load_config(
             collector.add_servers(cwd / name, env, lenient=True, key=key)
         for folder, dialect in USER_AGENT_DIRS:
             collector.add_agent_dir(home / folder, dialect)
+        collector.apply_claude(read_claude_settings(settings_files(cwd, home), cwd))
         hosts += collector.add_servers(home / ".config" / "subagent" / "mcp.json", env)
     # User-level configs of other hosts only when asked: a general-purpose agent with no
     # `ext:` starts every allowed server.

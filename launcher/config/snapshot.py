@@ -7,7 +7,10 @@ freezes what it loaded (agents, servers, the sandbox default, the lock file as i
 and the child thaws exactly that.
 
 No expanded secret is in the JSON: a server travels as its unexpanded entry (`raw`) and is
-parsed again in the child, against the environment it was handed (the same variables).
+parsed again in the child, against the environment it was handed (the same variables); a
+value written literally in a file travels as written, as the child would have read it.
+Hooks (an agent's, a Claude Code settings file's) travel with their agent: a settings file
+the run wrote is not read either.
 Everything else is the dataclasses' own fields, rebuilt from their type hints; a value of a
 type this module does not know is a TypeError when freezing, not a silent loss.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher.config.hooks_field import HookSpec
 from launcher.config.lockfile import Lock, load_lock
 from launcher.config.servers import parse_server_entry
 from launcher.config.types import Config, ServerSpec
@@ -83,9 +87,16 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"a config snapshot cannot hold a {type(value).__name__}")
 
 
+RUNTIME_NAMES: dict[str, Any] = {"HookSpec": HookSpec}
+"""Types the config's dataclasses name only for type checkers (`if TYPE_CHECKING:`)."""
+
+
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    try:
+        return typing.get_type_hints(cls, localns=RUNTIME_NAMES)
+    except NameError as exc:  # a new TYPE_CHECKING-only name: add it to RUNTIME_NAMES
+        raise TypeError(f"config snapshot: a type of {cls.__name__} is unknown: {exc}") from exc
 
 
 def _decode(hint: Any, value: Any, env: Mapping[str, str]) -> Any:

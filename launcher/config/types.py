@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from launcher.config.expect import Expectations
+
+if TYPE_CHECKING:
+    from launcher.config.hooks_field import HookSpec
 
 BUILTIN_TOOLS: tuple[str, ...] = ("read", "write", "edit", "bash", "grep", "find", "ls")
 """Built-in tool names, in the order they are offered."""
@@ -96,6 +99,8 @@ class AgentSpec:
     """Servers defined inline in the agent file (Claude Code's `mcpServers`): its own."""
     sandbox: SandboxSettings | None = None
     """None: the field is omitted (the config's default, else `on`, applies)."""
+    hooks: tuple[HookSpec, ...] = ()
+    """Claude Code hooks: the file's `hooks:` and, for a Claude Code agent, its settings'."""
 
 
 @dataclass(frozen=True)

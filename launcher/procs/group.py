@@ -69,6 +69,20 @@ def kill_group(pgid: int) -> None:
     signal_group(pgid, signal.SIGKILL)
 
 
+REAP_GRACE_S = 5.0
+"""How long to wait for a killed leader to be reaped; SIGKILL makes this near-instant."""
+
+
+async def end_call_group(process: Process, release: Callable[[int], None] | None) -> None:
+    """The end of a one-call group (a bash command, a hook): whatever it left running dies,
+    its guard (`release`) lets go of it, and its leader is reaped, shielded and bounded."""
+    kill_group(process.pid)
+    if release is not None:
+        release(process.pid)
+    with anyio.move_on_after(REAP_GRACE_S, shield=True):
+        await process.aclose()
+
+
 async def wait_until(predicate: Callable[[], bool], limit_s: float) -> bool:
     """Poll `predicate` for at most `limit_s`; returns its last value."""
     # Polling, not process.wait(): asyncio's wait also waits for pipe EOF, which a

@@ -11,7 +11,7 @@ import anyio
 from anyio.abc import ByteReceiveStream
 
 from launcher.procs import strays
-from launcher.procs.group import kill_group, spawn_group
+from launcher.procs.group import end_call_group, spawn_group
 from launcher.secrets import public_environment
 from launcher.toolset.types import ToolResult
 
@@ -24,9 +24,6 @@ MAX_BASH_TIMEOUT_S = 600.0
 DRAIN_GRACE_S = 0.5
 """After the shell exits, how long a background process holding its output pipe may keep
 writing before the call returns (the pipe never reaches EOF while such a process lives)."""
-
-REAP_GRACE_S = 5.0
-"""How long to wait for the killed shell to be reaped; SIGKILL makes this near-instant."""
 
 
 class CappedOutput:
@@ -116,11 +113,7 @@ async def run_bash(
             await _collect(process, process.stdout, output)
     finally:
         # The group outlives its leader when a command backgrounds work; kill it regardless.
-        kill_group(process.pid)
-        if guard is not None:
-            guard.release(process.pid)
-        with anyio.move_on_after(REAP_GRACE_S, shield=True):
-            await process.aclose()
+        await end_call_group(process, guard.release if guard is not None else None)
     text = output.text()
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -68,12 +68,41 @@ class ToolEntry:
     def server(self) -> str | None:
         return None if self.source in ("builtin", "memory") else self.source
 
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        """Check the arguments against the schema, then call; never raises for the check."""
-        if self.check is not None:
-            problem = self.check(arguments)
-            if problem is not None:
-                # Checked here, not left to the server: many never validate and fail obscurely.
-                text = f"Invalid arguments for tool '{self.tool}': {problem}"
-                return ToolResult(content=text, is_error=True)
-        return await self.call(arguments)
+    async def run(self, arguments: dict[str, Any], guard: CallGuard | None = None) -> ToolResult:
+        """Check the arguments against the schema, then call; never raises for the check.
+
+        A `guard` (the run's hooks) decides about this call around it: the arguments it
+        calls with are checked again, so a rewrite never skips the schema.
+        """
+        invalid = self.invalid(arguments)
+        if invalid is not None:
+            return invalid
+        if guard is None:
+            return await self.call(arguments)
+
+        async def proceed(given: dict[str, Any]) -> ToolResult:
+            if given is not arguments and (problem := self.invalid(given)) is not None:
+                return problem
+            return await self.call(given)
+
+        return await guard.around(self, arguments, proceed)
+
+    def invalid(self, arguments: dict[str, Any]) -> ToolResult | None:
+        """The error result for arguments that do not fit the input schema, else None."""
+        problem = self.check(arguments) if self.check is not None else None
+        if problem is None:
+            return None
+        # Checked here, not left to the server: many never validate and fail obscurely.
+        return ToolResult(f"Invalid arguments for tool '{self.tool}': {problem}", is_error=True)
+
+
+class CallGuard(Protocol):
+    """Decides about one call around it (Claude Code's hooks, launcher/hooks/run.py):
+    deny it, rewrite its arguments, call `proceed`, add to or replace its result."""
+
+    async def around(
+        self,
+        entry: ToolEntry,
+        arguments: dict[str, Any],
+        proceed: Callable[[dict[str, Any]], Awaitable[ToolResult]],
+    ) -> ToolResult: ...
