@@ -7,7 +7,8 @@ marker when it starts) and the child's agent file is rewritten to select it. The
 parent delegates to the child. Written by the shell with `sandbox: off`, or by the test
 itself while a `--sandbox required` run waits: either way the test does not depend on the
 sandbox refusing the writes. What must keep working: the child runs, with its own
-(original) scope, and answers.
+(original) scope, and answers. Likewise a Claude Code settings file written mid-run adds
+no hook the launcher would run for a Claude Code child.
 """
 
 from __future__ import annotations
@@ -173,3 +174,45 @@ async def test_a_serve_workers_child_uses_the_config_serve_loaded(
     assert result.content[0].text == "parent done"
     assert p.planted() and p.ran() == []
     assert child_offers(subagent) == [["read"]]
+
+
+def test_a_childs_claude_code_hooks_are_the_ones_its_run_started_with(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    """A Claude Code settings file the parent's shell writes mid-run adds no hook the
+    launcher runs for the child (hooks run unconfined, as the user)."""
+    ws, home, mark = tmp_path / "ws", tmp_path / "home", tmp_path / "hook-ran"
+    home.mkdir()
+    (ws / ".subagent" / "agents").mkdir(parents=True)
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    child_script = tmp_path / "child.yaml"
+    child_script.write_text("steps:\n  - say: helper ran\n")
+    (ws / ".claude" / "agents" / "helper.md").write_text(
+        f"---\nname: helper\nmodel: scripted:{child_script}\ntools: Read\n---\nHelp.\n"
+    )
+    parent_script = tmp_path / "parent.json"
+    (ws / ".subagent" / "agents" / "parent.md").write_text(
+        agent(
+            "parent",
+            parent_script,
+            "tools: [bash, subagent]\nallowed_subagents: [helper]\nsandbox: off\n",
+        )
+    )
+    hook = {"type": "command", "command": f"touch {mark}"}
+    settings = json.dumps({"hooks": {"SubagentStop": [{"hooks": [hook]}]}})
+    plant = f"cat > .claude/settings.json <<'EOF'\n{settings}\nEOF"
+    steps = [
+        {"call": [{"tool": "bash", "args": {"command": plant}}]},
+        {"call": [{"tool": "subagent", "args": {"agent": "helper", "prompt": "go"}}]},
+        {"say": "parent done"},
+    ]
+    parent_script.write_text(json.dumps({"steps": steps}))
+
+    run = subagent.run("spawn", "--json", "parent", "go", cwd=ws, env={"HOME": str(home)})
+
+    assert run.code == 0, run.stderr
+    results = [e for e in run.json_lines() if e["type"] == "tool_result"]
+    assert not results[0]["is_error"], results[0]
+    assert "SubagentStop" in (ws / ".claude" / "settings.json").read_text()
+    assert results[1]["content"] == "helper ran", results[1]
+    assert not mark.exists()
