@@ -18,14 +18,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from _util import Result, bench_main, median, spread, state_dir
+from _util import Result, Size, bench_main, median, pair_ratios, sized, spread, state_dir
 
 from launcher.worktree import create_worktree, finish_worktree
 
 FILES = 10_000
 PER_DIRECTORY = 100
-PAIRS = 9
-QUICK_PAIRS = 3
 GOAL = 1.5
 GIT_LIMIT_S = 300.0
 """A git call on 10 000 files takes seconds at most; this only bounds a hung one."""
@@ -123,9 +121,9 @@ def measure(root: Path, *, files: int, pairs: int) -> list[Result]:
             old.append(todays(repo, home, n))
             new.append(ours(repo, home))
     load_after = os.getloadavg()
-    total = [sum(a) / sum(b) for a, b in zip(new, old, strict=True)]
-    set_up = [a[0] / b[0] for a, b in zip(new, old, strict=True)]
-    finish = [a[1] / b[1] for a, b in zip(new, old, strict=True)]
+    total = pair_ratios([sum(a) for a in new], [sum(b) for b in old])
+    set_up = pair_ratios([a[0] for a in new], [b[0] for b in old])
+    finish = pair_ratios([a[1] for a in new], [b[1] for b in old])
     load = f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after"
     detail = (
         f"ours {spread([sum(a) for a in new])}, before {spread([sum(b) for b in old])}; "
@@ -152,11 +150,12 @@ def measure(root: Path, *, files: int, pairs: int) -> list[Result]:
     ]
 
 
-def run(quick: bool) -> list[Result]:
+def run(size: Size = "full") -> list[Result]:
     if shutil.which("git") is None:
         return [Result("isolation", "skipped: git is not installed", 0.0)]
     with state_dir() as root:
-        return measure(root, files=FILES, pairs=QUICK_PAIRS if quick else PAIRS)
+        files, pairs = sized(size, (FILES, 9), (FILES, 3), (200, 1))
+        return measure(root, files=files, pairs=pairs)
 
 
 if __name__ == "__main__":

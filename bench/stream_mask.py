@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
-from _util import Result, bench_main, median, state_dir
+from _util import Result, Size, bench_main, median, sized, state_dir
 
 DELTAS = 2_000
 PIECE = 6
@@ -97,7 +97,7 @@ async def one_run(
     return elapsed
 
 
-def streaming_run(quick: bool) -> list[Result]:
+def streaming_run(size: Size) -> list[Result]:
     text = pieces()
     ratios: list[float] = []
     times: dict[bool, list[float]] = {True: [], False: []}
@@ -107,7 +107,7 @@ def streaming_run(quick: bool) -> list[Result]:
         os.environ["SUBAGENT_STORE"] = "0"
         for secrets in (True, False):  # warm-up: imports, page cache
             anyio.run(one_run, config, root, text, secrets, null)
-        for i in range(QUICK_RUNS if quick else RUNS):
+        for i in range(sized(size, RUNS, QUICK_RUNS, 1)):
             order = (True, False) if i % 2 else (False, True)  # neither always goes first
             pair = {s: anyio.run(one_run, config, root, text, s, null) for s in order}
             for s, t in pair.items():
@@ -127,7 +127,7 @@ def streaming_run(quick: bool) -> list[Result]:
     ]
 
 
-def per_delta(quick: bool) -> list[Result]:
+def per_delta(size: Size) -> list[Result]:
     from launcher import events
     from launcher.secrets import SecretMask
 
@@ -151,7 +151,7 @@ def per_delta(quick: bool) -> list[Result]:
         return time.perf_counter() - start
 
     ratios = []
-    for i in range(3 if quick else MICRO_ROUNDS):
+    for i in range(sized(size, MICRO_ROUNDS, 3, 1)):
         if i % 2:  # neither always goes first
             streamed = stream()
             alone = each()
@@ -170,9 +170,9 @@ def per_delta(quick: bool) -> list[Result]:
     ]
 
 
-def run(quick: bool) -> list[Result]:
+def run(size: Size = "full") -> list[Result]:
     print(f"load average {os.getloadavg()}")
-    results = streaming_run(quick) + per_delta(quick)
+    results = streaming_run(size) + per_delta(size)
     print(f"load average {os.getloadavg()}")
     return results
 

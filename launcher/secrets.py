@@ -146,6 +146,7 @@ class SecretMask:
         ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
         self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         encoded = [form.encode() for form in ordered]
+        self._last_tuple: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
         self.longest = max((len(form) for form in encoded), default=0)
         """Bytes of the longest form: how much of a byte stream may have to wait for more."""
@@ -184,26 +185,59 @@ class SecretMask:
 
     def value(self, obj: T) -> T:
         """Mask every string inside a JSON-like value (dicts, lists, tuples); a new value."""
+        return self._value(obj)
+
+    def _value(self, obj: Any) -> Any:
+        # The walk of `value` and `event`; a LiveMask is brought up to date once, before it.
         if isinstance(obj, str):
-            return self.text(obj)  # type: ignore[return-value]
+            return self._text.sub(MASK, obj) if self._text is not None and obj else obj
         if isinstance(obj, dict):
-            return {self.value(k): self.value(v) for k, v in obj.items()}  # type: ignore[return-value]
+            return {self._value(k): self._value(v) for k, v in obj.items()}
+        if isinstance(obj, tuple) and self._text is not None:
+            return self._tuple(obj)
         if isinstance(obj, (list, tuple)):
-            return type(obj)(self.value(v) for v in obj)
+            return type(obj)(self._value(v) for v in obj)
         return obj
+
+    def _tuple(self, obj: tuple[Any, ...]) -> tuple[Any, ...]:
+        # A tuple cannot change: the same one masked again (a turn's offered tool names, turn
+        # after turn) gets the last answer, and one with nothing to mask is its own answer.
+        last = self._last_tuple
+        if last is not None and last[0] is obj:
+            return last[1]
+        masked = type(obj)(self._value(v) for v in obj)
+        if masked == obj:
+            masked = obj
+        self._last_tuple = (obj, masked)
+        return masked
 
     def event(self, event: T) -> T:
         """A copy of a dataclass event with every string field masked, bar UNMASKED ones."""
         if self._text is None or not dataclasses.is_dataclass(event):
             return event
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(event):
-            if f.init and not f.metadata.get(UNMASKED):
-                old = getattr(event, f.name)
-                new = self.value(old)
-                if new != old:
-                    changes[f.name] = new
+        for name in _masked_fields(type(event)):
+            old = getattr(event, name)
+            if old is None or type(old) in _SCALARS:
+                continue  # a time, a turn, a flag: nothing to mask
+            new = self._value(old)
+            if new is not old and new != old:
+                changes[name] = new
         return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
+
+
+_SCALARS = frozenset({int, float, bool})
+_MASKED_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Each event class's fields that are masked (init fields not marked UNMASKED)."""
+
+
+def _masked_fields(cls: type) -> tuple[str, ...]:
+    names = _MASKED_FIELDS.get(cls)
+    if names is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if f.init and not f.metadata.get(UNMASKED))
+        _MASKED_FIELDS[cls] = names
+    return names
 
 
 class LiveMask(SecretMask):
@@ -245,6 +279,16 @@ class LiveMask(SecretMask):
         """Like SecretMask.cut, learned values included."""
         self._sync()
         return super().cut(pending, final=final)
+
+    def value(self, obj: T) -> T:
+        """Like SecretMask.value, learned tokens included."""
+        self._sync()
+        return super().value(obj)
+
+    def event(self, event: T) -> T:
+        """Like SecretMask.event, learned tokens included (also when none was known at first)."""
+        self._sync()
+        return super().event(event)
 
 
 class StreamMask(Generic[AnyStr]):

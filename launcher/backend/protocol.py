@@ -44,6 +44,12 @@ class Job:
     """The config the run was started with (config/snapshot.py), used instead of a fresh
     discovery: a nested sub-agent's parent's, a serve worker's serve's. None (batch): the
     worker discovers its own at its start."""
+    script: str | None = None
+    """The text of `model`'s script when a host named a `scripted:` file: serve read it
+    once, and the worker never opens that path (backend/host_model.py)."""
+    owner: dict[str, Any] | None = None
+    """Who started the job through serve (store/owner.py's Owner as JSON): stored with a
+    new session, and the only owner whose session `resume` may name."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -120,7 +120,8 @@ def parse_servers_data(
     if key == "mcpServers":
         hosts = _hosts(data.get(SERVERS_FROM_KEY), path, text)
         for name in data:
-            if name not in (key, SERVERS_FROM_KEY, "sandbox"):  # sandbox: config/sandbox_field.py
+            # sandbox, tool_search: config/sandbox_field.py, config/tool_search_field.py
+            if name not in (key, SERVERS_FROM_KEY, "sandbox", "tool_search"):
                 warnings.append(f"{path}: unknown top-level field '{name}' ignored")
     parser = _ServerParser(path, text, env, warnings, key, literals)
     servers: dict[str, ServerSpec] = {}
