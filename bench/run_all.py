@@ -19,6 +19,7 @@ import cli_help
 import fanout
 import grep_engine
 import hooks
+import isolation
 import list_burst
 import peers
 import sandbox
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
     "hooks": hooks.run,
+    "isolation": isolation.run,
 }
 
 

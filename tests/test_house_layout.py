@@ -20,6 +20,7 @@ LEAVES = (
     "secrets",
     "state",
     "flock",
+    "gitcmd",
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
