@@ -164,7 +164,7 @@ def plan(root: Path, *, ci: bool, python: str) -> list[Planned]:
 
 def install_requirement() -> str | None:
     """The pip requirement for subagent, if one is known: the package metadata's public
-    repository, else the git URL and commit it was installed from; None otherwise."""
+    repository, else the VCS URL and commit it was installed from; None otherwise."""
     import json as json_
     from importlib.metadata import PackageNotFoundError, distribution
 
@@ -183,6 +183,7 @@ def install_requirement() -> str | None:
     except ValueError:
         return None
     url, vcs = direct.get("url", ""), direct.get("vcs_info") or {}
-    if vcs.get("vcs") == "git" and url.startswith(("https://", "ssh://")) and vcs.get("commit_id"):
-        return f"subagent @ git+{url}@{vcs['commit_id']}"
+    # pip records the VCS it installed from (git, hg, svn, bzr) and installs from it again.
+    if vcs.get("vcs") and url.startswith(("https://", "ssh://")) and vcs.get("commit_id"):
+        return f"subagent @ {vcs['vcs']}+{url}@{vcs['commit_id']}"
     return None
