@@ -23,6 +23,7 @@ from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
+from launcher.telemetry import traces
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -135,6 +136,7 @@ class SubagentManager:
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
             resume=resume,
+            trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

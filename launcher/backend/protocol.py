@@ -40,6 +40,11 @@ class Job:
     """`worktree`: run in a fresh git worktree (None: as the agent's `isolation` says)."""
     label: str | None = None
     """Names the run's worktree branch (batch: the task id; default: the agent)."""
+    trace: dict[str, str] | None = None
+    """W3C trace context (`traceparent`, `tracestate`) of the span that started the run (a
+    serve request, a delegating tool call): the parent of its `invoke_agent` span."""
+    trace_link: dict[str, str] | None = None
+    """A batch's span: the run is a trace of its own, with a link to it."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -178,6 +178,9 @@ def run_serve(
 
     from launcher.backend.server import serve
     from launcher.state import state_home
+    from launcher.telemetry import start
+
+    start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
 
     anyio.run(
         lambda: serve(

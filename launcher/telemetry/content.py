@@ -1,0 +1,77 @@
+"""Opt-in content: messages, tool arguments and results as the GenAI conventions shape them.
+
+Only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, and always through the
+session's secret mask before serialising (a secret JSON would escape is still found). The
+shapes follow the conventions' input/output message schemas, recorded as JSON strings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import Any
+
+from launcher.secrets import SecretMask
+from launcher.telemetry.names import CAPTURE_CONTENT
+
+MASK: ContextVar[SecretMask | None] = ContextVar("subagent_trace_mask", default=None)
+"""The mask of the session being traced (set by its `invoke_agent` span)."""
+
+
+def capture_wanted(env: Mapping[str, str]) -> bool:
+    """Whether `env` opts in to content in spans."""
+    return env.get(CAPTURE_CONTENT, "").strip().lower() == "true"
+
+
+def masked(value: Any) -> Any:
+    """`value` with every known secret of the current session (and process) masked."""
+    mask = MASK.get()
+    return mask.value(value) if mask is not None else value
+
+
+def masked_text(text: str) -> str:
+    """`text` masked: what error descriptions pass through, content or not."""
+    mask = MASK.get()
+    return mask.text(text) if mask is not None else text
+
+
+def as_json(value: Any) -> str:
+    """`value` masked, then as compact JSON (non-JSON leaves become strings)."""
+    return json.dumps(masked(value), ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def _parts(message: Any) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        response = {"type": "tool_call_response", "id": message.tool_call_id}
+        return [{**response, "result": message.content}]
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "text", "content": message.content})
+    for call in message.tool_calls:
+        parts.append(
+            {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
+        )
+    return parts
+
+
+def input_messages(messages: list[Any]) -> str:
+    """The conversation sent to the model (`gen_ai.input.messages`)."""
+    return as_json([{"role": m.role, "parts": _parts(m)} for m in messages])
+
+
+def system_instructions(system: str) -> str:
+    """The system prompt (`gen_ai.system_instructions`)."""
+    return as_json([{"type": "text", "content": system}] if system else [])
+
+
+def output_messages(response: Any, finish_reason: str) -> str:
+    """The model's answer (`gen_ai.output.messages`): one assistant message."""
+    parts: list[dict[str, Any]] = []
+    if response.text:
+        parts.append({"type": "text", "content": response.text})
+    for call in response.tool_calls:
+        parts.append(
+            {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
+        )
+    return as_json([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])
