@@ -10,6 +10,7 @@ when an endpoint is set; without the `otel` extra it says so once and traces sta
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import signal
 import sys
@@ -30,6 +31,20 @@ def say(text: str) -> None:
     """One line on stderr: the process's only word about its traces."""
     sys.stderr.write(f"subagent: traces: {text}\n")
     sys.stderr.flush()
+
+
+class FirstTrouble(logging.Handler):
+    """The OTel SDK's own warnings (an endpoint that refuses, retries, drops): the first
+    one is said, the rest are not; a collector that is down must not flood the terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.said = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.said:
+            self.said = True
+            say(f"{record.getMessage()} (later trouble exporting is not shown)")
 
 
 def protocol(env: Mapping[str, str]) -> str:
@@ -91,7 +106,8 @@ def resource(env: Mapping[str, str]) -> Any:
 
 def build(env: Mapping[str, str], *, parent_from_env: bool) -> Tracing | None:
     """The process's Tracing (its provider made global, for the MCP SDK's spans too), or None
-    when export cannot be set up (said once on stderr)."""
+    when export cannot be set up (said once on stderr). `env` is the process's environment:
+    the exporter and the resource detector read os.environ themselves."""
     try:
         from opentelemetry import context, trace
         from opentelemetry.sdk.trace import TracerProvider
@@ -103,6 +119,9 @@ def build(env: Mapping[str, str], *, parent_from_env: bool) -> Tracing | None:
     spans = exporter(env)
     if spans is None:
         return None
+    sdk_log = logging.getLogger("opentelemetry")
+    sdk_log.addHandler(FirstTrouble())
+    sdk_log.propagate = False
     provider = TracerProvider(resource=resource(env), shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(spans))
     trace.set_tracer_provider(provider)

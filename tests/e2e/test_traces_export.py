@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -254,3 +255,22 @@ def test_help_with_an_endpoint_set_imports_nothing_of_opentelemetry(
     imported = [line for line in proc.stderr.splitlines() if "| opentelemetry" in line]
     assert imported == []
     assert receiver.posts == 0
+
+
+def test_a_collector_that_is_down_is_said_once_and_costs_the_run_nothing(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    with socket.socket() as probe:  # a loopback port that nothing listens on any more
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = write_config(tmp_path / "cfg", {})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps:\n  - call: [{tool: ls, args: {}}]\n  - say: done\n")
+    run = subagent.run(
+        "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
+        env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"},
+    )  # fmt: skip
+    assert run.code == 0, run.stderr
+    said = [line for line in run.stderr.splitlines() if line.startswith("subagent: traces:")]
+    assert len(said) == 1, run.stderr
+    assert "later trouble exporting is not shown" in said[0]
