@@ -41,18 +41,20 @@ def as_json(value: Any) -> str:
     return json.dumps(masked(value), ensure_ascii=False, default=str, separators=(",", ":"))
 
 
+def _said(text: str, calls: list[Any]) -> list[dict[str, Any]]:
+    """An assistant's (or a user's) parts: its text, then its tool calls."""
+    parts: list[dict[str, Any]] = [{"type": "text", "content": text}] if text else []
+    parts.extend(
+        {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
+    )
+    return parts
+
+
 def _parts(message: Any) -> list[dict[str, Any]]:
     if message.role == "tool":
         response = {"type": "tool_call_response", "id": message.tool_call_id}
         return [{**response, "result": message.content}]
-    parts: list[dict[str, Any]] = []
-    if message.content:
-        parts.append({"type": "text", "content": message.content})
-    for call in message.tool_calls:
-        parts.append(
-            {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
-        )
-    return parts
+    return _said(message.content, message.tool_calls)
 
 
 def input_messages(messages: list[Any]) -> str:
@@ -67,11 +69,5 @@ def system_instructions(system: str) -> str:
 
 def output_messages(response: Any, finish_reason: str) -> str:
     """The model's answer (`gen_ai.output.messages`): one assistant message."""
-    parts: list[dict[str, Any]] = []
-    if response.text:
-        parts.append({"type": "text", "content": response.text})
-    for call in response.tool_calls:
-        parts.append(
-            {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
-        )
+    parts = _said(response.text, response.tool_calls)
     return as_json([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])

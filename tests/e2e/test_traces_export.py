@@ -41,6 +41,13 @@ def _env(receiver: OtlpReceiver, **extra: str) -> dict[str, str | None]:
     return {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, **extra}
 
 
+def _scripted(tmp_path: Path, steps: str = "  - say: done\n") -> tuple[Path, Path]:
+    """A config dir without servers, and a scripted model of `steps`."""
+    script = tmp_path / "s.yaml"
+    script.write_text(f"steps:\n{steps}")
+    return write_config(tmp_path / "cfg", {}), script
+
+
 def _header(headers: dict[str, str], name: str) -> str | None:
     return next((v for k, v in headers.items() if k.lower() == name), None)
 
@@ -91,9 +98,9 @@ def test_spawn_exports_its_tree_under_traceparent_and_carries_it_out(
 def test_spans_arrive_when_a_signal_ends_the_run(
     tmp_path: Path, subagent: Subagent, receiver: OtlpReceiver, signum: int
 ) -> None:
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - call: [{tool: ls, args: {}}]\n  - sleep: 600\n    say: never\n")
+    config, script = _scripted(
+        tmp_path, "  - call: [{tool: ls, args: {}}]\n  - sleep: 600\n    say: never\n"
+    )
     proc = subagent.start(
         "spawn", "--json", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
         env=_env(receiver),
@@ -157,9 +164,7 @@ def test_a_nested_sub_agent_is_a_child_invoke_agent_in_the_same_trace(
 def test_batch_is_a_span_and_each_task_a_linked_trace_of_its_own(
     tmp_path: Path, subagent: Subagent, receiver: OtlpReceiver
 ) -> None:
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - say: done\n")
+    config, script = _scripted(tmp_path)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(
         textwrap.dedent(
@@ -189,9 +194,7 @@ def test_batch_is_a_span_and_each_task_a_linked_trace_of_its_own(
 def test_disabled_sdk_exports_nothing(
     tmp_path: Path, subagent: Subagent, receiver: OtlpReceiver
 ) -> None:
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - say: done\n")
+    config, script = _scripted(tmp_path)
     env = _env(receiver, OTEL_SDK_DISABLED="true")
     run = subagent.run(
         "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go", env=env
@@ -224,9 +227,7 @@ def test_endpoint_without_the_extra_says_so_once_and_runs(
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(BLOCK_SDK)
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - call: [{tool: ls, args: {}}]\n  - say: done\n")
+    config, script = _scripted(tmp_path, "  - call: [{tool: ls, args: {}}]\n  - say: done\n")
     run = subagent.run(
         "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
         env=_env(receiver, PYTHONPATH=str(site)),
@@ -263,9 +264,7 @@ def test_a_collector_that_is_down_is_said_once_and_costs_the_run_nothing(
     with socket.socket() as probe:  # a loopback port that nothing listens on any more
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = write_config(tmp_path / "cfg", {})
-    script = tmp_path / "s.yaml"
-    script.write_text("steps:\n  - call: [{tool: ls, args: {}}]\n  - say: done\n")
+    config, script = _scripted(tmp_path, "  - call: [{tool: ls, args: {}}]\n  - say: done\n")
     run = subagent.run(
         "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
         env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"},
