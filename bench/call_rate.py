@@ -1,22 +1,27 @@
-"""Benchmark 3: echo calls through a session's tool entry ÷ a bare SDK ClientSession (≤ 1.05).
+"""Benchmark 3: echo calls through a real Session ÷ a bare SDK ClientSession (≤ 1.05).
 
-Ours is the session's own path: one registry lookup, then the admitted entry's `run`
-(argument check, `McpConnection.call`, result finishing). The baseline is the SDK's
-lowest client, `ClientSession` over its own `stdio_client`, given the same per-call
-timeout McpConnection passes and speaking the same protocol era: it negotiates the way
-McpConnection does (`server/discover`, falling back to `initialize`), and the run stops
-if the two eras differ. An SDK server speaks 2026-07-28, whose requests carry more than
-the handshake era's; that cost is the protocol's, not ours, and is shown in a row of its
-own (a `ClientSession` that only calls `initialize`). The goal is on the client's CPU time
-per call (wall time moves with the server and the machine's other load). `mcp.Client`
-(the high-level client McpConnection is built on) is shown beside it. Only the call loop
-is timed (connect and shutdown are not). Servers: the SDK-free fast stub, and the
-SDK-based `mcp_servers.lazy` stub.
+Ours is a model's call as a run makes it: a real `Session` (its events.jsonl sink, its secret
+mask holding a secret from the environment, as a user with an API key has) and the agent
+loop's `run_calls` (the `tool_call` event, the veto, the admitted entry's `run`: argument
+check, `McpConnection.call` with the server's tool timeout, result finishing; the
+`tool_result` event). The baseline is the SDK's lowest client, `ClientSession` over its own
+`stdio_client`, with no handicap: no per-call timeout (it needs none), having listed the
+tools once, speaking the same protocol era (it negotiates as McpConnection does:
+`server/discover`, falling back to `initialize`; the run stops if the eras differ). An SDK
+server speaks 2026-07-28, whose requests carry more than the handshake era's; that cost is
+the protocol's, and is shown in a row of its own (a `ClientSession` that only calls
+`initialize`). The goal is on the client's CPU time per call (wall time moves with the
+server and the machine's other load), as the median of per-round ratios, the ways' order
+turning each round; `--instructions` counts instructions under cachegrind instead (steady
+where CPU time on a shared VM is not). `mcp.Client` (what McpConnection is built on) is shown
+beside it. Only the call loop is timed (connect and shutdown are not). Servers: the SDK-free
+fast stub, and the SDK-based `mcp_servers.lazy` stub.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -28,27 +33,33 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _util import Result, fast_stub_args, median, state_dir, table
+from _util import (
+    Result,
+    Size,
+    fast_stub_args,
+    load_line,
+    median,
+    size_arguments,
+    size_of,
+    sized,
+    state_dir,
+    table,
+)
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from launcher.bridge.connection import McpConnection
+from launcher.agent import AgentLoop
 from launcher.config.types import AgentSpec, ServerSpec
-from launcher.secrets import SecretMask
-from launcher.session_tools import server_tools_sink
-from launcher.toolset.admission import admission
-from launcher.toolset.registry import ToolRegistry
-from launcher.toolset.scope import ToolScope
+from launcher.models.base import ToolCall
+from launcher.session import Session
+from launcher.toolset.types import ToolResult
 
-TOOL_TIMEOUT_S = ServerSpec(name="default").tool_timeout
-"""The per-call timeout McpConnection passes by default."""
-CALLS = 1000
-QUICK_CALLS = 200
-QUICK_ROUNDS = 1
-SERVERS: dict[str, tuple[list[str], int]] = {
-    # label: (python arguments, rounds); a fast-stub round is ~2 s, an SDK one ~15 s
-    "fast stub": (fast_stub_args(), 15),
-    "SDK lazy stub": (["-m", "mcp_servers.lazy"], 5),
+SECRET_ENV = ("BENCH_API_KEY", "sk-bench-0123456789abcdef0123456789")
+"""A secret in ours' environment, as a user with an API key has: the mask has work to do."""
+SERVERS: dict[str, tuple[list[str], tuple[int, int, int]]] = {
+    # label: (python arguments, rounds by size); a fast-stub round is ~2 s, an SDK one ~15 s
+    "fast stub": (fast_stub_args(), (15, 3, 1)),
+    "SDK lazy stub": (["-m", "mcp_servers.lazy"], (5, 1, 0)),
 }
 
 Caller = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -76,39 +87,42 @@ async def timed_loop(call: Caller, calls: int, protocol: str) -> Run:
     return Run(time.perf_counter() - start, time.process_time() - cpu, protocol)
 
 
-async def via_connection(args: list[str], calls: int, root: Path) -> Run:
-    """The call loop as a session makes it: one registry lookup, then the entry's `run`
-    (argument check, McpConnection.call, result finishing) over the launcher's transport."""
+class _NoModel:
+    """The loop's model is never asked: the benchmark hands the loop its calls."""
 
-    async def emit(_: object) -> None:
-        return None
+    spec = "bench:none"
 
-    spec = ServerSpec(name="bench", command="python", args=tuple(args))
-    registry = ToolRegistry(gate=admission(ToolScope(AgentSpec(name="bench"))))
-    connections: dict[str, McpConnection] = {}
-    sink = server_tools_sink(
-        registry, spec, connections, mask=SecretMask(()), session_dir=root, emit=emit
-    )
-    conn = McpConnection(
-        spec, on_tools=sink, emit=emit, log_path=root / "bench.log", workspace=root
-    )
-    connections[spec.name] = conn
+    async def complete(self, request: object) -> object:
+        raise AssertionError("not used")
 
-    async def call(tool: str, arguments: dict[str, Any]) -> Any:
-        entry = registry.admit(f"bench__{tool}")
-        if isinstance(entry, str):
-            raise RuntimeError(f"bench__{tool} is not admitted: {entry}")
-        return await entry.run(arguments)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(conn.run)
-        await conn.ready.wait()
+async def via_session_loop(args: list[str], calls: int, root: Path) -> Run:
+    """A model's calls as a run makes them: a real Session (events.jsonl, the secret mask)
+    and the agent loop's `run_calls` (events, veto, the entry's run), one call a turn."""
+    spec = ServerSpec(name="bench", command=sys.executable, args=tuple(args))
+    os.environ.setdefault(*SECRET_ENV)
+    session = Session(AgentSpec(name="bench"), {"bench": spec}, workspace=root, state_home=root)
+    loop = AgentLoop(session, _NoModel())  # type: ignore[arg-type]
+
+    async def body(s: Session) -> Run:
+        conn = s.connections["bench"]
         if conn.state != "connected" or conn.protocol_version is None:
             raise RuntimeError(f"connection {conn.state}: {conn.error}")
-        try:
-            return await timed_loop(call, calls, conn.protocol_version)
-        finally:
-            conn.close()
+        offered = s.offer().by_name
+        turn = 0
+
+        async def call(tool: str, arguments: dict[str, Any]) -> ToolResult:
+            nonlocal turn
+            turn += 1
+            results: list[ToolResult | None] = [None]
+            await loop.run_calls(turn, [ToolCall(f"c{turn}", f"bench__{tool}", arguments)],
+                                 results, offered)  # fmt: skip
+            assert results[0] is not None
+            return results[0]
+
+        return await timed_loop(call, calls, conn.protocol_version)
+
+    return await session.run(body)
 
 
 def _params(args: list[str]) -> StdioServerParameters:
@@ -122,14 +136,14 @@ async def via_client(args: list[str], calls: int, root: Path) -> Run:
             await client.list_tools()
 
             async def call(tool: str, arguments: dict[str, Any]) -> Any:
-                return await client.call_tool(tool, arguments, read_timeout_seconds=TOOL_TIMEOUT_S)
+                return await client.call_tool(tool, arguments)
 
             return await timed_loop(call, calls, client.protocol_version)
 
 
 async def via_session(args: list[str], calls: int, root: Path, *, handshake: bool = False) -> Run:
-    """The baseline: a bare `ClientSession` over `stdio_client`, with the same per-call
-    timeout, in the era McpConnection negotiates (or the handshake era, if `handshake`)."""
+    """The baseline: a bare `ClientSession` over `stdio_client`, no per-call timeout (it
+    needs none), in the era McpConnection negotiates (or the handshake era, if `handshake`)."""
     with (root / "bare.log").open("a") as errlog:
         async with stdio_client(_params(args), errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -145,9 +159,7 @@ async def via_session(args: list[str], calls: int, root: Path, *, handshake: boo
                 await session.list_tools()
 
                 async def call(tool: str, arguments: dict[str, Any]) -> Any:
-                    return await session.call_tool(
-                        tool, arguments, read_timeout_seconds=TOOL_TIMEOUT_S
-                    )
+                    return await session.call_tool(tool, arguments)
 
                 return await timed_loop(call, calls, session.protocol_version)
 
@@ -158,7 +170,7 @@ async def via_handshake_session(args: list[str], calls: int, root: Path) -> Run:
 
 
 WAYS: dict[str, Callable[[list[str], int, Path], Awaitable[Run]]] = {
-    "ours": via_connection,
+    "ours": via_session_loop,
     "session": via_session,
     "client": via_client,
     "handshake": via_handshake_session,
@@ -185,12 +197,14 @@ def measure(args: list[str], calls: int, rounds: int, root: Path) -> dict[str, l
     return runs
 
 
-def run(quick: bool = False) -> list[Result]:
-    calls = QUICK_CALLS if quick else CALLS
+def run(size: Size = "full") -> list[Result]:
+    calls = sized(size, 1000, 200, 20)
     results = []
     with state_dir() as root:
-        for label, (args, full_rounds) in SERVERS.items():
-            rounds = QUICK_ROUNDS if quick else full_rounds
+        for label, (args, by_size) in SERVERS.items():
+            rounds = sized(size, *by_size)
+            if not rounds:
+                continue  # smoke: the SDK stub's start-up alone would take most of the budget
             runs = measure(args, calls, rounds, root)
             era = runs["ours"][0].protocol
             eras = {r.protocol for way in ("ours", "session", "client") for r in runs[way]}
@@ -202,14 +216,14 @@ def run(quick: bool = False) -> list[Result]:
                 way: f"{median([r.cpu for r in rs]) * 1e6 / calls:.0f}" for way, rs in runs.items()
             }
             print(
-                f"{label} ({era}): {calls} calls, µs of client CPU a call: session entry "
+                f"{label} ({era}): {calls} calls, µs of client CPU a call: real Session "
                 f"{us['ours']}, ClientSession {us['session']}, mcp.Client {us['client']}, "
                 f"{hs_era} ClientSession {us['handshake']}  (n={rounds})"
             )
             results += [
                 Result(
                     "3 call rate",
-                    f"{calls} echo calls, session entry ÷ bare ClientSession, client CPU "
+                    f"{calls} echo calls, real Session ÷ bare ClientSession, client CPU "
                     f"({label}, both {era}; median of per-round ratios)",
                     per_round(runs, "ours", "session"),
                     1.05,
@@ -279,7 +293,7 @@ def run_instructions() -> list[Result]:
         results.append(
             Result(
                 "3 call rate",
-                f"client instructions a call, session entry ÷ bare ClientSession ({label})",
+                f"client instructions a call, real Session ÷ bare ClientSession ({label})",
                 ours / session,
                 1.05,
                 f"{ours / 1e3:.0f}k vs {session / 1e3:.0f}k instructions (cachegrind)",
@@ -290,7 +304,7 @@ def run_instructions() -> list[Result]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    size_arguments(parser)
     parser.add_argument(
         "--instructions", action="store_true", help="count instructions under valgrind instead"
     )
@@ -302,9 +316,11 @@ def main() -> None:
         way, label, calls = args.one
         one_loop(way, label, int(calls))
         return
-    results = run_instructions() if args.instructions else run(args.quick)
+    print(load_line(), flush=True)
+    results = run_instructions() if args.instructions else run(size_of(args))
     print()
     print(table(results))
+    print(load_line())
 
 
 if __name__ == "__main__":

@@ -15,16 +15,14 @@ import sys
 import time
 from pathlib import Path
 
-from _util import REPO, Result, bench_main, median, spread, state_dir
+from _util import REPO, Result, Size, bench_main, median, pair_ratios, sized, spread, state_dir
 
-RUNS = 3
-QUICK_RUNS = 1
 LIMIT_S = 300.0
 """The whole shipped example takes ~10 s one by one; this only bounds a hung run."""
 GOAL = 0.75
 
 
-def check_wall(root: Path, jobs: int) -> float:
+def check_wall(root: Path, jobs: int, *only: str) -> float:
     """Seconds one `subagent check --jobs N` over the shipped configs takes (must pass)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
     env["SUBAGENT_HOME"] = str(root / "home")
@@ -32,7 +30,7 @@ def check_wall(root: Path, jobs: int) -> float:
     cmd = [sys.executable, "-m", "launcher.cli", "check", "--config-dir", "configs"]
     start = time.perf_counter()
     proc = subprocess.run(
-        [*cmd, "--jobs", str(jobs)],
+        [*cmd, "--jobs", str(jobs), *only],
         cwd=root,
         env=env,
         capture_output=True,
@@ -46,16 +44,17 @@ def check_wall(root: Path, jobs: int) -> float:
     return elapsed
 
 
-def run(quick: bool) -> list[Result]:
-    """--jobs 2 wall ÷ --jobs 1 wall, median of alternating runs."""
+def run(size: Size = "full") -> list[Result]:
+    """--jobs 2 wall ÷ --jobs 1 wall, median of per-pair ratios of alternating runs."""
     serial: list[float] = []
     parallel: list[float] = []
+    only = sized(size, (), (), ("triage",))  # smoke: one agent's check, not the four
     with state_dir() as root:
         shutil.copytree(REPO / "configs", root / "configs")
-        for _ in range(QUICK_RUNS if quick else RUNS):
-            serial.append(check_wall(root, 1))
-            parallel.append(check_wall(root, 2))
-    ratio = median(parallel) / median(serial)
+        for _ in range(sized(size, 3, 1, 1)):
+            serial.append(check_wall(root, 1, *only))
+            parallel.append(check_wall(root, 2, *only))
+    ratio = median(pair_ratios(parallel, serial))
     detail = f"--jobs 2 {spread(parallel)}; --jobs 1 {spread(serial)}"
     return [Result("check_jobs", "check --jobs 2 ÷ --jobs 1 (shipped)", ratio, GOAL, detail)]
 

@@ -1,6 +1,8 @@
 """Benchmark 1: `subagent --help` wall time ÷ `python -c "import typer"` (goal ≤ 1.3).
 
-Also reports, from `-X importtime`, whether `--help` imported the MCP SDK (it must not).
+The median of per-round ratios (each round runs every case once, interleaved, so load from
+elsewhere hits a pair alike). Also reports, from `-X importtime`, whether `--help` imported
+the MCP SDK (it must not).
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ import sysconfig
 import time
 from pathlib import Path
 
-from _util import Result, bench_main, median, spread
+from _util import Result, Size, bench_main, median, pair_ratios, sized, spread
 
-RUNS = 15
-QUICK_RUNS = 5
 HEAVY = ("mcp", "mcp_types", "httpx", "httpx2", "pydantic", "rich", "yaml", "anyio")
 """Top-level packages whose presence in `--help` would show a slow start-up path."""
 
@@ -32,24 +32,30 @@ def subagent_cmd() -> list[str]:
     return [sys.executable, "-c", "from launcher.cli.app import main; main()"]
 
 
-def check_runs(cmd: list[str]) -> None:
+def check_runs(cmd: list[str], env: dict[str, str] | None = None) -> None:
     """Refuse to time a command that fails: a fast failure would look like a fast start.
 
     This first run also writes the launcher's .pyc files, as an installed copy has them (pip
     compiles at install), even where PYTHONDONTWRITEBYTECODE is set: without them every
     timed run would compile the CLI's modules from source, which typer's side never does.
     """
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in (env or os.environ).items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr[-500:]}")
 
 
-def wall(cmd: list[str]) -> float:
-    """Seconds one run of `cmd` takes, output discarded."""
+def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds one run of `cmd` takes, output discarded; it must succeed (a fast failure
+    would look like a fast start)."""
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    proc = subprocess.run(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr[-500:]!r}")
+    return elapsed
 
 
 def imported_packages(cmd: list[str]) -> dict[str, int]:
@@ -68,8 +74,8 @@ def imported_packages(cmd: list[str]) -> dict[str, int]:
     return found
 
 
-def run(quick: bool = False) -> list[Result]:
-    n = QUICK_RUNS if quick else RUNS
+def run(size: Size = "full") -> list[Result]:
+    n = sized(size, 15, 5, 2)
     cli = subagent_cmd()
     cases = {
         "subagent --help": [*cli, "--help"],
@@ -82,14 +88,14 @@ def run(quick: bool = False) -> list[Result]:
     for _ in range(n):
         for name, cmd in cases.items():  # interleaved, so drift hits every case alike
             times[name].append(wall(cmd))
-    base = median(times["import typer"])
+    base = times["import typer"]
     for name, sample in times.items():
         print(f"{name:24s} {spread(sample)}  (n={n})")
     rows = [
         Result(
             "1 cli start-up",
-            "`subagent --help` ÷ `import typer`",
-            median(times["subagent --help"]) / base,
+            "`subagent --help` ÷ `import typer` (median of per-round ratios)",
+            median(pair_ratios(times["subagent --help"], base)),
             1.3,
             f"{spread(times['subagent --help'])} vs {spread(times['import typer'])}",
         )
@@ -112,7 +118,7 @@ def run(quick: bool = False) -> list[Result]:
         Result(
             "1 cli start-up",
             "`subagent spawn --help` ÷ `import typer` (no goal)",
-            median(times["subagent spawn --help"]) / base,
+            median(pair_ratios(times["subagent spawn --help"], base)),
             None,
             spread(times["subagent spawn --help"]),
         )

@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _util import Result, bench_main, median, spread
+from _util import Result, Size, bench_main, median, pair_ratios, sized, spread
 
 from launcher.tools.search import grep_files
 from launcher.tools.workspace import Workspace
 
 FILES, LINES = 200, 2000
-RUNS, QUICK_RUNS = 5, 2
 CAP = 1 << 20
 
 
@@ -49,28 +48,32 @@ def _time(ws: Workspace, pattern: str, engine: Any = None) -> float:
     return time.perf_counter() - start
 
 
-def run(quick: bool) -> list[Result]:
+def run(size: Size = "full") -> list[Result]:
     results = []
+    runs = sized(size, 5, 2, 1)
+    files, lines = sized(size, (FILES, LINES), (FILES, LINES), (10, 200))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         body = "".join(
-            f"line {i} of some ordinary source text = value({i})\n" for i in range(LINES)
+            f"line {i} of some ordinary source text = value({i})\n" for i in range(lines)
         )
-        for i in range(FILES):
+        for i in range(files):
             (root / f"f{i}.txt").write_text(body + ("a" * 40 + "!\n" if i == 0 else ""))
         ws = Workspace(root)
         for name, pattern in (("nowhere", r"no\s+such\s+word"), ("every line", r"value\(\d+\)")):
             times: dict[str, list[float]] = {"re2": [], "re": []}
-            for _ in range(QUICK_RUNS if quick else RUNS):
+            for _ in range(runs):
                 times["re2"].append(_time(ws, pattern))
                 times["re"].append(_time(ws, pattern, _ReLines))
-            ratio = median(times["re2"]) / median(times["re"])
+            ratio = median(pair_ratios(times["re2"], times["re"]))
             detail = f"re2 {spread(times['re2'])}; re {spread(times['re'])}"
             results.append(Result("grep_engine", f"{name}: RE2 ÷ re", ratio, None, detail))
-        nested = [_time(ws, r"(a+)+$") for _ in range(QUICK_RUNS if quick else RUNS)]
-        plain = [_time(ws, r"a+$") for _ in range(QUICK_RUNS if quick else RUNS)]
+        nested, plain = [], []
+        for _ in range(runs):  # alternating: a pair shares the machine's load
+            nested.append(_time(ws, r"(a+)+$"))
+            plain.append(_time(ws, r"a+$"))
         detail = f"(a+)+$ {spread(nested)}; a+$ {spread(plain)}; re: does not finish"
-        ratio = median(nested) / median(plain)
+        ratio = median(pair_ratios(nested, plain))
         results.append(Result("grep_engine", "(a+)+$ ÷ a+$ (RE2)", ratio, 1.5, detail))
     return results
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _util import Result, bench_main, median, state_dir
+from _util import Result, Size, bench_main, median, sized, state_dir
 
 from launcher.config.hooks_field import HookSpec
 from launcher.events import Event
@@ -66,9 +66,10 @@ async def _per_call(guard: RunHooks | None, calls: int, wall: bool = False) -> f
     return (clock() - start) / calls
 
 
-def run(quick: bool) -> list[Result]:
-    calls, spawns = (QUICK_CALLS, QUICK_SPAWNS) if quick else (CALLS, SPAWNS)
-    rounds = QUICK_ROUNDS if quick else ROUNDS
+def run(size: Size = "full") -> list[Result]:
+    calls = sized(size, CALLS, QUICK_CALLS, 50)
+    spawns = sized(size, SPAWNS, QUICK_SPAWNS, 2)
+    rounds = sized(size, ROUNDS, QUICK_ROUNDS, 1)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     with state_dir() as tmp:
         other = _hooks(tmp, HookSpec(event="PreToolUse", command="exit 2", matcher="Read"))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from _util import Result, bench_main, fast_stub_args, median, state_dir
+from _util import Result, Size, bench_main, fast_stub_args, median, sized, state_dir
 
 from launcher.bridge.connection import McpConnection
 from launcher.config.types import AgentSpec, ServerSpec
@@ -33,8 +33,6 @@ SETTLE_LIMIT_S = 30.0
 """Give up waiting for quiet after this long; the case then reports what it saw."""
 POLL_S = 0.002
 BASELINE_LISTINGS = 3
-ROUNDS = 3
-QUICK_ROUNDS = 1
 
 
 @dataclass
@@ -127,24 +125,29 @@ async def measure(args: list[str], trigger: str, root: Path) -> Outcome:
             conn.close()
 
 
-CASES: dict[str, tuple[list[str], str]] = {
-    "fast stub, burst on a call": (fast_stub_args("--tools", str(TOOLS)), "call"),
-    "fast stub, burst on init": (
-        fast_stub_args("--tools", str(TOOLS), "--burst", str(BURST)),
-        "init",
-    ),
-    "SDK lazy stub, burst on init": (
-        ["-m", "mcp_servers.lazy", "--count", str(TOOLS), "--burst", str(BURST)],
-        "init",
-    ),
-}
+def cases(tools: int, burst: int, sdk: bool) -> dict[str, tuple[list[str], str]]:
+    """The cases: the fast stub bursting on a call and on init, and the SDK lazy stub."""
+    found = {
+        "fast stub, burst on a call": (fast_stub_args("--tools", str(tools)), "call"),
+        "fast stub, burst on init": (
+            fast_stub_args("--tools", str(tools), "--burst", str(burst)),
+            "init",
+        ),
+    }
+    if sdk:
+        found["SDK lazy stub, burst on init"] = (
+            ["-m", "mcp_servers.lazy", "--count", str(tools), "--burst", str(burst)],
+            "init",
+        )
+    return found
 
 
-def run(quick: bool = False) -> list[Result]:
-    rounds = QUICK_ROUNDS if quick else ROUNDS
+def run(size: Size = "full") -> list[Result]:
+    rounds = sized(size, 3, 1, 1)
+    tools, burst = sized(size, TOOLS, TOOLS, 50), sized(size, BURST, BURST, 5)
     results = []
     with state_dir() as root:
-        for label, (args, trigger) in CASES.items():
+        for label, (args, trigger) in cases(tools, burst, sdk=size != "smoke").items():
             outs = [anyio.run(measure, args, trigger, root) for _ in range(rounds)]
             relists = max(o.relists for o in outs)  # the goal is a bound: report the worst
             consistent = median([o.consistent_s for o in outs])
@@ -161,17 +164,18 @@ def run(quick: bool = False) -> list[Result]:
             results.append(
                 Result(
                     "4 list_changed burst",
-                    f"re-lists for {BURST} list_changed, worst of {rounds} ({label})",
+                    f"re-lists for {burst} list_changed, worst of {rounds} ({label})",
                     float(relists),
                     2,
-                    f"{TOOLS}+ tools",
+                    f"{tools}+ tools",
                 )
             )
             results.append(
                 Result(
                     "4 list_changed burst",
-                    f"time to consistent registry ÷ one listing ({label}, no goal)",
-                    consistent / listing,
+                    f"time to consistent registry ÷ one listing ({label}, no goal; "
+                    "per-round ratios)",
+                    median([o.consistent_s / o.listing_s for o in outs]),
                     None,
                     f"{consistent * 1000:.0f} ms vs {listing * 1000:.0f} ms",
                 )

@@ -1,8 +1,11 @@
 """The peer side of benchmark 5: openai-agents' `MCPServerStdio` on the same workloads.
 
 Runs only inside bench/.venv-peers (openai-agents is never a project dependency);
-`bench/peers.py` runs it and compares. Prints one JSON object on stdout:
-fan-out ready times, call-loop times against a bare SDK client, and orphan checks.
+`bench/peers.py` runs it once a round, between rounds of ours, and compares. Prints one JSON
+object on stdout: fan-out ready times in its default (servers connected one after another)
+and its fastest documented mode (`MCPServerManager(connect_in_parallel=True)`), call loops
+(wall and this process's CPU) against a bare SDK client with no per-call timeout, and, with
+`--orphans`, the orphan checks.
 """
 
 from __future__ import annotations
@@ -19,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _peer import calls_bare, echo_loop
 from _util import fast_stub_args, median
 from agents.mcp import MCPServerManager, MCPServerStdio
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from orphans import alive, read_pids, reap
 
 SESSION_TIMEOUT_S = 30.0
@@ -48,27 +50,11 @@ async def fanout(count: int, delay: float, parallel: bool) -> float:
         return time.perf_counter() - start
 
 
-async def calls_peer(calls: int) -> float:
-    """Seconds for `calls` sequential echo calls through MCPServerStdio."""
+async def calls_peer(calls: int) -> tuple[float, float]:
+    """(wall, CPU) seconds for `calls` sequential echo calls through MCPServerStdio."""
     async with stdio_server("echo") as server:
-        start = time.perf_counter()
-        for i in range(calls):
-            result = await server.call_tool("echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start
-
-
-async def calls_bare(calls: int) -> float:
-    """The same loop through a bare `mcp.Client` over `stdio_client` (this venv's SDK)."""
-    params = StdioServerParameters(command=sys.executable, args=fast_stub_args())
-    async with Client(stdio_client(params)) as client:
-        start = time.perf_counter()
-        for i in range(calls):
-            result = await client.call_tool("echo", {"text": f"m{i}"})
-            if result.is_error:
-                raise RuntimeError(f"echo failed: {result}")
-        return time.perf_counter() - start
+        await server.list_tools()
+        return await echo_loop(server.call_tool, calls)
 
 
 async def orphan_after_cleanup(pidfile: Path) -> dict[str, Any]:
@@ -118,15 +104,16 @@ def main() -> None:
     parser.add_argument("--fanout", type=int, default=8)
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--orphans", action="store_true", help="also the orphan checks")
     args = parser.parse_args()
     out: dict[str, Any] = {
         "openai-agents": version("openai-agents"),
         "mcp": version("mcp"),
     }
     ready: dict[str, list[float]] = {"seq 1": [], "seq N": [], "par 1": [], "par N": []}
-    peer: list[float] = []
-    bare: list[float] = []
+    peer: list[tuple[float, float]] = []
+    bare: list[tuple[float, float]] = []
     anyio.run(calls_bare, 10)  # warm-up
     for _ in range(args.rounds):  # interleaved, so drift hits every case alike
         for key in ready:
@@ -136,10 +123,17 @@ def main() -> None:
         bare.append(anyio.run(calls_bare, args.calls))
         print(f"round done: {ready}, peer {peer}, bare {bare}", file=sys.stderr)
     out["ready"] = {k: median(v) for k, v in ready.items()}
-    out["calls"] = {"peer": median(peer), "bare": median(bare), "n": args.calls}
-    with tempfile.TemporaryDirectory(prefix="subagent-bench-") as tmp:
-        out["orphans_cleanup"] = anyio.run(orphan_after_cleanup, Path(tmp) / "a.pid")
-        out["orphans_sigkill"] = orphan_after_sigkill(Path(tmp) / "b.pid")
+    out["calls"] = {
+        "peer": median([w for w, _ in peer]),
+        "bare": median([w for w, _ in bare]),
+        "peer_cpu": median([c for _, c in peer]),
+        "bare_cpu": median([c for _, c in bare]),
+        "n": args.calls,
+    }
+    if args.orphans:
+        with tempfile.TemporaryDirectory(prefix="subagent-bench-") as tmp:
+            out["orphans_cleanup"] = anyio.run(orphan_after_cleanup, Path(tmp) / "a.pid")
+            out["orphans_sigkill"] = orphan_after_sigkill(Path(tmp) / "b.pid")
     json.dump(out, sys.stdout)
     print()
 

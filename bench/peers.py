@@ -1,15 +1,20 @@
 """Benchmark 5: fan-out and call rate beside openai-agents' `MCPServerStdio`, plus orphans.
 
-openai-agents runs in its own venv, bench/.venv-peers (created here from
-requirements-peers.txt when missing); the launcher's side runs in this interpreter,
-in the same run, on the same fast stub. Every figure is a ratio to a baseline of the
-same run: fan-out 8 ÷ 1 server, calls ÷ a bare SDK client, and peer ÷ ours.
+openai-agents runs in its own venv, .interop/venv-peers (created here from
+requirements-peers.txt when missing), in its default mode (servers connected one after
+another) and its fastest documented one (`MCPServerManager(connect_in_parallel=True)`). Each
+round runs the peer's round (one process) and then ours, in this interpreter, on the same
+fast stub: drift hits both sides of a round alike. Every ratio is the median of per-round
+ratios: fan-out 8 ÷ 1 server, calls ÷ a bare SDK client (no per-call timeout, CPU time of
+the calling process), and peer ÷ ours.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,41 +23,87 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _util import BENCH_DIR, Result, bench_main, fast_stub_args, median, spread, state_dir
-from call_rate import via_connection, via_session
+from _util import (
+    BENCH_DIR,
+    REPO,
+    Result,
+    Size,
+    bench_main,
+    fast_stub_args,
+    median,
+    pair_ratios,
+    sized,
+    spread,
+    state_dir,
+)
+from call_rate import via_session, via_session_loop
 from fanout import DELAY_S, FANOUT, session_times
 from orphans import alive, read_pids, reap
 
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.session import Session
 
-VENV = BENCH_DIR / ".venv-peers"
+VENV = REPO / ".interop" / "venv-peers"
+"""Outside bench/: the tests that read the project's sources must not walk a peer's."""
 VENV_PYTHON = VENV / "bin" / "python"
 REQUIREMENTS = BENCH_DIR / "requirements-peers.txt"
-CALLS = 1000
-ROUNDS = 3
-QUICK_ROUNDS = 1
 PEER_LIMIT_S = 300.0
-"""Bound on the whole peer run (3 rounds of 8 sequential 1 s starts is ~30 s)."""
+"""Bound on one peer round (8 sequential 1 s starts, 1 000 calls: ~20 s)."""
 KILL_GRACE_S = 2.0
 """How long survivors get to die after their client was SIGKILLed."""
+PIP_LIMIT_S = 900.0
+"""Bound on creating a peer venv (one pip install from the registry)."""
+FA_VENV = REPO / ".interop" / "venv-fast-agent"
+FA_PYTHON = FA_VENV / "bin" / "python"
+FA_REQUIREMENTS = BENCH_DIR / "requirements-fast-agent.txt"
+FA_MIN_PYTHON = (3, 13)
+
+
+def python_313() -> str | None:
+    """A Python >= 3.13 for fast-agent's venv: $BENCH_PYTHON313, `python3.13` on PATH, or a
+    pyenv-installed one; None when the machine has none."""
+    found = [os.environ.get("BENCH_PYTHON313"), shutil.which("python3.13")]
+    found += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[3-9]*/bin/python3")))
+    return next((p for p in found if p and os.access(p, os.X_OK)), None)
+
+
+def ensure_fast_agent() -> str | None:
+    """.interop/venv-fast-agent, created when missing; None (and why, printed) if impossible."""
+    if FA_PYTHON.exists():
+        return str(FA_PYTHON)
+    base = python_313()
+    if base is None:
+        print("fast-agent skipped: it needs Python >= 3.13 and none was found", flush=True)
+        return None
+    print(f"creating {FA_VENV} with {base} (one-off)", flush=True)
+    subprocess.run([base, "-m", "venv", str(FA_VENV)], check=True, timeout=PIP_LIMIT_S)
+    pip = [str(FA_PYTHON), "-m", "pip", "install", "-q", "-r", str(FA_REQUIREMENTS)]
+    subprocess.run(pip, check=True, timeout=PIP_LIMIT_S)
+    return str(FA_PYTHON)
 
 
 def ensure_venv() -> None:
-    """Create bench/.venv-peers with the peer frameworks, unless it exists."""
+    """Create .interop/venv-peers with the peer frameworks, unless it exists."""
     if VENV_PYTHON.exists():
         return
     print(f"creating {VENV} (one-off; pip install -r {REQUIREMENTS.name})", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=PIP_LIMIT_S)
     pip = [str(VENV_PYTHON), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)]
-    subprocess.run(pip, check=True)
+    subprocess.run(pip, check=True, timeout=PIP_LIMIT_S)
 
 
-def run_peer(rounds: int, calls: int) -> dict[str, Any]:
-    """Run peer_openai_agents.py in the peer venv and parse its JSON line."""
+def run_peer(
+    calls: int, delay: float, *, orphans: bool = False, fast_agent: str | None = None
+) -> dict[str, Any]:
+    """One round of peer_openai_agents.py in the peer venv (or, with `fast_agent`, of
+    peer_fast_agent.py under that interpreter); its JSON line."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [str(VENV_PYTHON), "peer_openai_agents.py", "--rounds", str(rounds)]
-    cmd += ["--calls", str(calls), "--fanout", str(FANOUT), "--delay", str(DELAY_S)]
+    if fast_agent is not None:
+        cmd = [fast_agent, "peer_fast_agent.py"]
+    else:
+        cmd = [str(VENV_PYTHON), "peer_openai_agents.py", "--rounds", "1"]
+        cmd += ["--orphans"] if orphans else []
+    cmd += ["--calls", str(calls), "--fanout", str(FANOUT), "--delay", str(delay)]
     proc = subprocess.run(
         cmd, cwd=BENCH_DIR, env=env, capture_output=True, text=True, timeout=PEER_LIMIT_S
     )
@@ -122,27 +173,21 @@ def ours_after_sigkill(root: Path) -> dict[str, Any]:
     return {"pids": pids, "survivors": anyio.run(survivors_after, pids, KILL_GRACE_S)}
 
 
-def ours(rounds: int, calls: int) -> dict[str, Any]:
-    """The launcher's side of the same workloads, in this interpreter."""
-    ready: dict[int, list[float]] = {1: [], FANOUT: []}
-    conn: list[float] = []
-    bare: list[float] = []
-    with state_dir() as root:
-        anyio.run(session_times, 1, 0.0, root)  # warm-up: lazy SDK import
-        for _ in range(rounds):
-            for count in ready:
-                ready[count].append(anyio.run(session_times, count, DELAY_S, root)[0])
-            conn.append(anyio.run(via_connection, fast_stub_args(), calls, root)[0])
-            bare.append(anyio.run(via_session, fast_stub_args(), calls, root)[0])
-        orphans = {
-            "orphans_cleanup": anyio.run(ours_after_close, root),
-            "orphans_sigkill": ours_after_sigkill(root),
-        }
-    print(f"ours: ready 1 {spread(ready[1])}, ready {FANOUT} {spread(ready[FANOUT])}")
+def ours_round(calls: int, delay: float, root: Path) -> dict[str, float]:
+    """One round of the launcher's side, in this interpreter: ready with 1 and with 8
+    servers, and the call loop (a real Session) beside a bare ClientSession (CPU)."""
+    one = anyio.run(session_times, 1, delay, root)[0]
+    many = anyio.run(session_times, FANOUT, delay, root)[0]
+    conn = anyio.run(via_session_loop, fast_stub_args(), calls, root)
+    bare = anyio.run(via_session, fast_stub_args(), calls, root)
+    return {"1": one, "N": many, "ours_cpu": conn.cpu, "bare_cpu": bare.cpu}
+
+
+def ours_orphans(root: Path) -> dict[str, Any]:
+    """The orphan checks on our side."""
     return {
-        "ready": {"1": median(ready[1]), "N": median(ready[FANOUT])},
-        "calls": {"ours": median(conn), "bare": median(bare)},
-        **orphans,
+        "orphans_cleanup": anyio.run(ours_after_close, root),
+        "orphans_sigkill": ours_after_sigkill(root),
     }
 
 
@@ -151,74 +196,100 @@ def orphan_text(check: dict[str, Any]) -> str:
     return f"{n} of {len(check['pids'])} processes (server, grandchild) survived"
 
 
-def run(quick: bool = False) -> list[Result]:
-    rounds = QUICK_ROUNDS if quick else ROUNDS
+def run(size: Size = "full") -> list[Result]:
+    rounds = sized(size, 3, 1, 1)
+    calls = sized(size, 1000, 300, 20)
+    delay = sized(size, DELAY_S, DELAY_S, 0.1)
     ensure_venv()
+    fa_python = ensure_fast_agent()
+    peer: list[dict[str, Any]] = []
+    fa: list[dict[str, Any]] = []
+    me: list[dict[str, float]] = []
     start = time.perf_counter()
-    peer = run_peer(rounds, CALLS)
+    with state_dir() as root:
+        anyio.run(session_times, 1, 0.0, root)  # warm-up: lazy SDK import
+        for i in range(rounds):  # interleaved: a peer round, then ours
+            peer.append(run_peer(calls, delay, orphans=i == 0))
+            if fa_python is not None:
+                fa.append(run_peer(calls, delay, fast_agent=fa_python))
+            me.append(ours_round(calls, delay, root))
+        mine = ours_orphans(root)
+    first = peer[0]
+    label = f"openai-agents {first['openai-agents']}"
     print(
-        f"openai-agents {peer['openai-agents']} with mcp {peer['mcp']}: "
-        f"{time.perf_counter() - start:.0f} s; {json.dumps(peer)}"
+        f"{label} with mcp {first['mcp']}, {rounds} round(s) in {time.perf_counter() - start:.0f} s"
     )
-    me = ours(rounds, CALLS)
-    print(f"ours: {json.dumps(me)}")
-    pr, mr = peer["ready"], me["ready"]
-    pc, mc = peer["calls"], me["calls"]
-    label = f"openai-agents {peer['openai-agents']}"
+    for side, rows in (("peer", [p["ready"] for p in peer]), ("ours", me)):
+        print(f"{side}: {json.dumps(rows)}")
+    p_seq = [p["ready"]["seq N"] for p in peer]
+    p_par = [p["ready"]["par N"] for p in peer]
+    m_n, m_1 = [m["N"] for m in me], [m["1"] for m in me]
+    ours_calls = pair_ratios([m["ours_cpu"] for m in me], [m["bare_cpu"] for m in me])
+    peer_calls = pair_ratios(
+        [p["calls"]["peer_cpu"] for p in peer], [p["calls"]["bare_cpu"] for p in peer]
+    )
     rows = [
         Result(
             "5 peers: fan-out",
             f"ready {FANOUT} ÷ 1 server, ours",
-            mr["N"] / mr["1"],
+            median(pair_ratios(m_n, m_1)),
             1.1,
-            f"{mr['N'] * 1000:.0f} vs {mr['1'] * 1000:.0f} ms",
+            f"{spread(m_n)} vs {spread(m_1)}",
         ),
         Result(
             "5 peers: fan-out",
             f"ready {FANOUT} ÷ 1 server, {label} default (sequential)",
-            pr["seq N"] / pr["seq 1"],
+            median(pair_ratios(p_seq, [p["ready"]["seq 1"] for p in peer])),
             None,
-            f"{pr['seq N'] * 1000:.0f} vs {pr['seq 1'] * 1000:.0f} ms",
+            spread(p_seq),
         ),
         Result(
             "5 peers: fan-out",
             f"ready {FANOUT} ÷ 1 server, {label} MCPServerManager(connect_in_parallel)",
-            pr["par N"] / pr["par 1"],
+            median(pair_ratios(p_par, [p["ready"]["par 1"] for p in peer])),
             None,
-            f"{pr['par N'] * 1000:.0f} vs {pr['par 1'] * 1000:.0f} ms",
+            spread(p_par),
         ),
         Result(
             "5 peers: fan-out",
-            f"ready with {FANOUT} servers, {label} default ÷ ours",
-            pr["seq N"] / mr["N"],
+            f"ready with {FANOUT} servers, {label} default ÷ ours (same round)",
+            median(pair_ratios(p_seq, m_n)),
             None,
-            "above 1 = we are faster",
+            "above 1 = we are ready sooner",
+        ),
+        Result(
+            "5 peers: fan-out",
+            f"ready with {FANOUT} servers, {label} connect_in_parallel ÷ ours (same round)",
+            median(pair_ratios(p_par, m_n)),
+            None,
+            "above 1 = we are ready sooner",
         ),
         Result(
             "5 peers: calls",
-            f"{CALLS} echo calls ÷ bare SDK Client, ours",
-            mc["ours"] / mc["bare"],
+            f"{calls} echo calls, client CPU ÷ its bare SDK client's, ours (a real Session)",
+            median(ours_calls),
             1.05,
-            f"{CALLS / mc['ours']:.0f} vs {CALLS / mc['bare']:.0f} calls/s",
+            "bare: ClientSession, no per-call timeout",
         ),
         Result(
             "5 peers: calls",
-            f"{CALLS} echo calls ÷ bare SDK Client, {label}",
-            pc["peer"] / pc["bare"],
+            f"{calls} echo calls, client CPU ÷ its bare SDK client's, {label}",
+            median(peer_calls),
             None,
-            f"{CALLS / pc['peer']:.0f} vs {CALLS / pc['bare']:.0f} calls/s (peer venv)",
+            "bare: mcp.Client in the peer venv, no per-call timeout",
         ),
         Result(
             "5 peers: calls",
-            f"call overhead vs bare SDK, {label} ÷ ours",
-            (pc["peer"] / pc["bare"]) / (mc["ours"] / mc["bare"]),
+            f"call overhead over the bare SDK, {label} ÷ ours (same round)",
+            median(pair_ratios(peer_calls, ours_calls)),
             None,
-            f"above 1 = we add less; raw {CALLS / pc['peer']:.0f} vs {CALLS / mc['ours']:.0f} "
-            "calls/s, measured in different processes",
+            "above 1 = we add less",
         ),
     ]
+    if fa:
+        rows += fast_agent_rows(fa, me, calls, ours_calls)
     for key, when in (("orphans_cleanup", "normal close"), ("orphans_sigkill", "client SIGKILL")):
-        for who, data in (("ours", me), (label, peer)):
+        for who, data in (("ours", mine), (label, first)):
             rows.append(
                 Result(
                     "5 peers: orphans",
@@ -229,6 +300,47 @@ def run(quick: bool = False) -> list[Result]:
                 )
             )
     return rows
+
+
+def fast_agent_rows(
+    fa: list[dict[str, Any]], me: list[dict[str, float]], calls: int, ours_calls: list[float]
+) -> list[Result]:
+    """fast-agent beside ours: its (only, sequential) connect and its call overhead."""
+    label = f"fast-agent {fa[0]['fast-agent']}"
+    seq = [f["ready"]["seq N"] for f in fa]
+    fa_calls = pair_ratios(
+        [f["calls"]["peer_cpu"] for f in fa], [f["calls"]["bare_cpu"] for f in fa]
+    )
+    return [
+        Result(
+            "5 peers: fan-out",
+            f"ready {FANOUT} ÷ 1 server, {label} (its one mode: sequential)",
+            median(pair_ratios(seq, [f["ready"]["seq 1"] for f in fa])),
+            None,
+            spread(seq),
+        ),
+        Result(
+            "5 peers: fan-out",
+            f"ready with {FANOUT} servers, {label} ÷ ours (same round)",
+            median(pair_ratios(seq, [m["N"] for m in me])),
+            None,
+            "above 1 = we are ready sooner",
+        ),
+        Result(
+            "5 peers: calls",
+            f"{calls} echo calls, client CPU ÷ its bare SDK client's, {label}",
+            median(fa_calls),
+            None,
+            "bare: mcp.Client in its venv, no per-call timeout",
+        ),
+        Result(
+            "5 peers: calls",
+            f"call overhead over the bare SDK, {label} ÷ ours (same round)",
+            median(pair_ratios(fa_calls, ours_calls)),
+            None,
+            "above 1 = we add less",
+        ),
+    ]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Run every benchmark in turn and print one table of ratios, goals and verdicts.
 
-`python bench/run_all.py [--quick] [--skip-peers]`; about 2 minutes in full on 2 cores
-(the first run also creates bench/.venv-peers for the peer comparison).
+`python bench/run_all.py [--quick | --smoke] [--skip-peers] [--only NAME]...`; the load
+average is printed before and after each benchmark, and the time each took. bench/README.md
+says how long each size takes (the first run also creates bench/.venv-peers for the peer
+comparison).
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ import serve_first_answer
 import serve_spawn
 import stdio_lines
 import store
-from _util import Result, table
+import stream_mask
+import turn_cost
+from _util import Result, Size, load_line, size_arguments, size_of, table
 
-BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
+BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "cli_help": cli_help.run,
     "fanout": fanout.run,
     "call_rate": call_rate.run,
+    "turn_cost": turn_cost.run,
     "list_burst": list_burst.run,
     "stdio_lines": stdio_lines.run,
     "peers": peers.run,
@@ -40,6 +45,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,
+    "stream_mask": stream_mask.run,
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
     "hooks": hooks.run,
@@ -49,19 +55,21 @@ BENCHMARKS: dict[str, Callable[[bool], list[Result]]] = {
 def main() -> None:
     """Run the benchmarks; a failing one is reported and the rest still run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    size_arguments(parser)
     parser.add_argument("--skip-peers", action="store_true", help="no openai-agents venv")
     parser.add_argument("--only", action="append", choices=list(BENCHMARKS), help="repeatable")
     args = parser.parse_args()
+    size = size_of(args)
     chosen = args.only or [n for n in BENCHMARKS if not (args.skip_peers and n == "peers")]
     results: list[Result] = []
     failed: list[str] = []
+    began = time.perf_counter()
     for name in chosen:
-        print(f"== {name}", flush=True)
+        print(f"== {name} ({load_line()})", flush=True)
         start = time.perf_counter()
         try:
-            results += BENCHMARKS[name](args.quick)
-        except Exception as exc:  # one broken benchmark must not hide the others' numbers
+            results += BENCHMARKS[name](size)
+        except (Exception, SystemExit) as exc:  # one broken benchmark must not hide the rest
             failed.append(f"{name}: {type(exc).__name__}: {exc}")
         print(f"   ({time.perf_counter() - start:.0f} s)", flush=True)
     print()
@@ -69,7 +77,9 @@ def main() -> None:
     for line in failed:
         print(f"FAILED {line}")
     misses = sum(r.verdict == "MISS" for r in results)
+    took = time.perf_counter() - began
     print(f"\n{len(results)} figures, {misses} goal(s) missed, {len(failed)} benchmark(s) failed")
+    print(f"{size} run: {took:.0f} s; {load_line()}")
     # Missed goals are findings, not failures; only a benchmark that broke fails the run.
     raise SystemExit(1 if failed else 0)
 

@@ -12,14 +12,12 @@ import subprocess
 import sys
 import time
 
-from _util import Result, bench_main, median, spread, state_dir
+from _util import Result, Size, bench_main, median, pair_ratios, sized, spread, state_dir
 
-RUNS = 11
-QUICK_RUNS = 3
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 
 
-def run(quick: bool) -> list[Result]:
+def run(size: Size = "full") -> list[Result]:
     with state_dir() as root:
         config = root / "cfg"
         (config / "agents").mkdir(parents=True)
@@ -31,14 +29,15 @@ def run(quick: bool) -> list[Result]:
         secret = {**plain, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
         cmd = [sys.executable, "-m", "launcher.cli", "tools", "--config-dir", str(config), "--json"]
         times: dict[str, list[float]] = {"plain": [], "secret": []}
-        for _ in range(QUICK_RUNS if quick else RUNS):
+        for _ in range(sized(size, 11, 3, 1)):
             for name, env in (("plain", plain), ("secret", secret)):
                 start = time.perf_counter()
                 subprocess.run(cmd, env=env, check=True, capture_output=True, cwd=root)
                 times[name].append(time.perf_counter() - start)
-    ratio = median(times["secret"]) / median(times["plain"])
+    ratio = median(pair_ratios(times["secret"], times["plain"]))
     detail = f"with secret {spread(times['secret'])}; without {spread(times['plain'])}"
-    return [Result("secret_reexec", "tools: re-exec ÷ none", ratio, None, detail)]
+    metric = "tools: re-exec ÷ none (per-pair ratios)"
+    return [Result("secret_reexec", metric, ratio, None, detail)]
 
 
 if __name__ == "__main__":

@@ -18,12 +18,10 @@ import time
 from pathlib import Path
 
 import anyio
-from _util import Result, bench_main, state_dir
+from _util import Result, Size, bench_main, sized, state_dir
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-SPAWNS = 7
-QUICK_SPAWNS = 3
 BACKGROUND = 16
 AT_ONCE = 4
 LIMIT_S = 300.0
@@ -59,7 +57,7 @@ def _pids(needle: bytes, marker: bytes) -> list[int]:
     return found
 
 
-async def measure(root: Path, spawns: int) -> list[Result]:
+async def measure(root: Path, spawns: int, background: int, gap: float) -> list[Result]:
     (root / "cfg").mkdir()
     (root / "cfg" / "mcp.json").write_text('{"mcpServers": {}}')
     quick = root / "quick.yaml"
@@ -90,7 +88,7 @@ async def measure(root: Path, spawns: int) -> list[Result]:
                 overheads.append(wall - float(usage.get("duration_s", 0.0)))
             overheads = overheads[1:]
             for _ in range(spawns):
-                await anyio.sleep(GAP_S)
+                await anyio.sleep(gap)
                 start = time.perf_counter()
                 result = await c.call_tool(
                     "spawn_subagent", {"prompt": "go", "model": f"scripted:{quick}"}
@@ -100,7 +98,7 @@ async def measure(root: Path, spawns: int) -> list[Result]:
                 spaced.append(wall - float(usage.get("duration_s", 0.0)))
 
             ids = []
-            for _ in range(BACKGROUND):
+            for _ in range(background):
                 r = await c.call_tool(
                     "spawn_subagent",
                     {"prompt": "go", "model": f"scripted:{think}", "background": True},
@@ -110,7 +108,7 @@ async def measure(root: Path, spawns: int) -> list[Result]:
             serve_rss: list[int] = []
             done = 0
             deadline = time.monotonic() + LIMIT_S
-            while done < BACKGROUND and time.monotonic() < deadline:
+            while done < background and time.monotonic() < deadline:
                 for pid in _pids(b"launcher.backend.worker", marker):
                     worker_peaks[pid] = max(worker_peaks.get(pid, 0), _status_kib(pid, "VmHWM"))
                 finished = 0
@@ -128,20 +126,21 @@ async def measure(root: Path, spawns: int) -> list[Result]:
     return [
         Result("7 serve", "overhead per foreground spawn, ms (time to result − run time)",
                median_ms, 150, f"median of {len(overheads)}: {median_ms:.0f} ms"),
-        Result("7 serve", f"overhead per foreground spawn, ms, {GAP_S:g} s apart",
+        Result("7 serve", f"overhead per foreground spawn, ms, {gap:g} s apart",
                spaced_ms, 150, f"median of {len(spaced)}: {spaced_ms:.0f} ms"),
-        Result("7 serve", f"peak RSS of a worker, MiB ({BACKGROUND} runs, {AT_ONCE} at once)",
+        Result("7 serve", f"peak RSS of a worker, MiB ({background} runs, {AT_ONCE} at once)",
                peak_mib, 60, f"{len(worker_peaks)} workers seen"),
-        Result("7 serve", f"serve's RSS after {BACKGROUND} ÷ after {AT_ONCE} runs",
+        Result("7 serve", f"serve's RSS after {background} ÷ after {AT_ONCE} runs",
                serve_rss[-1] / max(serve_rss[0], 1), 1.1,
                f"{serve_rss[-1] / 1024:.0f} vs {serve_rss[0] / 1024:.0f} MiB"),
     ]  # fmt: skip
 
 
-def run(quick: bool) -> list[Result]:
+def run(size: Size = "full") -> list[Result]:
     """Overhead and memory of serve's sub-agents."""
+    spawns, background = sized(size, 7, 3, 1), sized(size, BACKGROUND, BACKGROUND, AT_ONCE + 1)
     with state_dir() as root:
-        return anyio.run(measure, root, QUICK_SPAWNS if quick else SPAWNS)
+        return anyio.run(measure, root, spawns, background, sized(size, GAP_S, GAP_S, 0.5))
 
 
 if __name__ == "__main__":

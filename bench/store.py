@@ -20,15 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _util import Result, bench_main, fast_stub_args, median, spread, state_dir
+from _util import (
+    Result,
+    Size,
+    bench_main,
+    fast_stub_args,
+    median,
+    pair_ratios,
+    sized,
+    spread,
+    state_dir,
+)
 from cli_help import subagent_cmd
 
 TURNS = 50
-RUNS = 21
-QUICK_RUNS = 3
 SESSIONS = 10_000
-CLI_RUNS = 11
-QUICK_CLI_RUNS = 5
 CLI_LIMIT_S = 60.0
 """Bounds one CLI run; `log` takes well under a second."""
 OVERHEAD_GOAL = 1.05
@@ -37,7 +43,7 @@ SEARCH_GOAL_S = 0.5
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india")
 
 
-def write_setup(root: Path) -> tuple[Path, Path]:
+def write_setup(root: Path, turns: int = TURNS) -> tuple[Path, Path]:
     """A config dir with one fast stub server, and a 50-turn script calling its echo."""
     config = root / "cfg"
     (config / "agents").mkdir(parents=True)
@@ -45,7 +51,7 @@ def write_setup(root: Path) -> tuple[Path, Path]:
     (config / "mcp.json").write_text(json.dumps({"mcpServers": {"fast": server}}))
     step = "  - call: [{tool: fast__echo, args: {text: 'turn output, a line of text'}}]\n"
     script = root / "script.yaml"
-    script.write_text("steps:\n" + step * TURNS + "  - say: all turns done\n")
+    script.write_text("steps:\n" + step * turns + "  - say: all turns done\n")
     return config, script
 
 
@@ -83,7 +89,7 @@ class SinkClock:
         StoreSink.__call__ = timed  # type: ignore[method-assign]
 
 
-def overhead(quick: bool) -> list[Result]:
+def overhead(size: Size) -> list[Result]:
     """Store on ÷ store off, one 50-turn run each, alternating; and the sink's own share."""
     from launcher.assemble import STORE_ENV
 
@@ -91,12 +97,13 @@ def overhead(quick: bool) -> list[Result]:
     shares: list[float] = []
     clock = SinkClock()
     with state_dir() as root:
-        config, script = write_setup(root)
+        turns = sized(size, TURNS, TURNS, 5)
+        config, script = write_setup(root, turns)
         os.environ["SUBAGENT_HOME"] = str(root / "home")
         for setting in ("1", "0"):  # warm-up: imports, page cache, the db's creation
             os.environ[STORE_ENV] = setting
             anyio.run(one_run, config, script, root)
-        for i in range(QUICK_RUNS if quick else RUNS):
+        for i in range(sized(size, 21, 3, 1)):
             pair = (("on", "1"), ("off", "0"))
             for label, setting in pair if i % 2 else pair[::-1]:  # neither always goes first
                 os.environ[STORE_ENV] = setting
@@ -110,8 +117,8 @@ def overhead(quick: bool) -> list[Result]:
     return [
         Result(
             "store",
-            f"{TURNS}-turn run, store on ÷ off",
-            median(times["on"]) / median(times["off"]),
+            f"{turns}-turn run, store on ÷ off (per-pair ratios)",
+            median(pair_ratios(times["on"], times["off"])),
             OVERHEAD_GOAL,
             f"on {spread(times['on'])}; off {spread(times['off'])}",
         ),
@@ -200,12 +207,13 @@ def wall(cmd: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def log_cli(quick: bool) -> list[Result]:
+def log_cli(size: Size) -> list[Result]:
     """`log` ÷ `--help`, and `log -q` seconds, over a store of SESSIONS sessions."""
     cli = subagent_cmd()
     with state_dir() as root:
         home = root / "home"
-        fill_store(home, SESSIONS)
+        sessions = sized(size, SESSIONS, SESSIONS, 200)
+        fill_store(home, sessions)
         env = {k: v for k, v in os.environ.items() if not k.startswith("SUBAGENT_")}
         env["SUBAGENT_HOME"] = str(home)
         cases = {
@@ -217,17 +225,16 @@ def log_cli(quick: bool) -> list[Result]:
         times: dict[str, list[float]] = {k: [] for k in cases}
         for cmd in cases.values():
             wall(cmd, env)  # warm-up: .pyc files, page cache
-        for _ in range(QUICK_CLI_RUNS if quick else CLI_RUNS):
+        for _ in range(sized(size, 11, 5, 1)):
             for name, cmd in cases.items():  # interleaved: drift hits every case alike
                 times[name].append(wall(cmd, env))
     for name, sample in times.items():
         print(f"subagent {name:16s} {spread(sample)}")
-    help_s = median(times["--help"])
     rows = [
         Result(
             "store",
-            f"`subagent log` ({SESSIONS} sessions) ÷ `subagent --help`",
-            median(times["log"]) / help_s,
+            f"`subagent log` ({sessions} sessions) ÷ `subagent --help` (per-pair ratios)",
+            median(pair_ratios(times["log"], times["--help"])),
             LOG_GOAL,
             f"log {spread(times['log'])}; --help {spread(times['--help'])}",
         )
@@ -237,7 +244,7 @@ def log_cli(quick: bool) -> list[Result]:
         rows.append(
             Result(
                 "store",
-                f"`subagent log -q` seconds, {what} ({SESSIONS} sessions)",
+                f"`subagent log -q` seconds, {what} ({sessions} sessions)",
                 median(sample),
                 SEARCH_GOAL_S,
                 spread(sample),
@@ -246,8 +253,8 @@ def log_cli(quick: bool) -> list[Result]:
     return rows
 
 
-def run(quick: bool) -> list[Result]:
-    return [*overhead(quick), *log_cli(quick)]
+def run(size: Size = "full") -> list[Result]:
+    return [*overhead(size), *log_cli(size)]
 
 
 if __name__ == "__main__":

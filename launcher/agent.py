@@ -1,6 +1,7 @@
 """AgentLoop: turns over a live, scoped tool set, with the call-time veto.
 
-Each turn offers the model a snapshot of the active set; every call is checked
+Each turn offers the model a snapshot of the active set (the session's `Offer`, made
+once per change: a turn with no change does no work per tool); every call is checked
 against the scope as it is *now* before it runs, so a tool that was never offered,
 or left scope mid-turn, never reaches its server.
 """
@@ -8,7 +9,7 @@ or left scope mid-turn, never reaches its server.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,7 +31,7 @@ from launcher.events import (
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
 from launcher.telemetry import traces
-from launcher.toolset.types import CALL_ID, CallGuard, ToolDef, ToolEntry, ToolResult
+from launcher.toolset.types import CALL_ID, NO_OFFER, CallGuard, Offer, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
@@ -39,9 +40,9 @@ WRAP_UP_PROMPT = (
 
 
 class ToolHost(Protocol):
-    """What the loop needs from a session: the live active set, the veto, the registry."""
+    """What the loop needs from a session: the next turn's offer, the veto, the registry."""
 
-    def active(self) -> list[ToolEntry]: ...
+    def offer(self) -> Offer: ...
 
     def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str: ...
 
@@ -69,15 +70,17 @@ def not_available(name: str) -> ToolResult:
     return ToolResult(content=f'Tool "{name}" is not available to this sub-agent.', is_error=True)
 
 
-def system_prompt(base: str, tools: list[ToolEntry]) -> str:
-    """The agent body plus a list of the tools offered this turn, and only those."""
-    lines = [base.strip()] if base.strip() else []
-    if tools:
-        lines.append("\nTools available this turn:")
-        lines.extend(f"- {t.name}: {' '.join(t.description.split())[:200]}" for t in tools)
-    else:
-        lines.append("\nNo tools are available this turn.")
-    return "\n".join(lines)
+def system_prompt(base: str, deferred: int = 0) -> str:
+    """The agent body; the provider receives the offered tools as tools, so the prompt does
+    not repeat them. With tools on demand, one line says how many `tool_search` can load."""
+    body = base.strip()
+    if not deferred:
+        return body
+    note = (
+        f"{deferred} more tools are available on demand: call `tool_search` with words "
+        "describing what you need; the tools it finds are offered from your next turn."
+    )
+    return f"{body}\n\n{note}" if body else note
 
 
 @dataclass
@@ -207,16 +210,16 @@ class AgentLoop:
         self.turn += 1
         self.usage.turns += 1
         turn = self.turn
-        offered = self.host.active() if offer_tools else []
-        await self.host.emit(TurnStart(turn=turn, tools=[t.name for t in offered]))
+        offer = self.host.offer() if offer_tools else NO_OFFER
+        await self.host.emit(TurnStart(turn=turn, tools=offer.names, deferred=offer.deferred))
 
         async def on_text(text: str) -> None:
             await self.host.emit(TextDelta(turn=turn, text=text))
 
         request = ModelRequest(
-            system=system_prompt(self.base_prompt, offered),
+            system=system_prompt(self.base_prompt, offer.deferred),
             messages=list(self.messages),
-            tools=[ToolDef(t.name, t.description, t.input_schema) for t in offered],
+            tools=offer.defs,
             on_text=on_text,
             resolve_tool=self.host.registry.resolve,
         )
@@ -252,8 +255,7 @@ class AgentLoop:
             results: list[ToolResult | None] = [None] * len(calls)
             context: str | None = None
             try:
-                origins = {t.name: (t.server, t.tool) for t in offered}
-                await self._run_calls(turn, calls, results, origins)
+                await self.run_calls(turn, calls, results, offer.by_name)
                 if self.hooks is not None:
                     ran = [
                         (c.id, c.name, c.arguments, r)
@@ -283,20 +285,20 @@ class AgentLoop:
         await self.host.emit(TurnEnd(turn=turn))
         return not calls
 
-    async def _run_calls(
+    async def run_calls(
         self,
         turn: int,
         calls: list[ToolCall],
         results: list[ToolResult | None],
-        origins: dict[str, tuple[str | None, str]],
+        offered: Mapping[str, ToolEntry],
     ) -> None:
-        """Run one turn's calls in parallel, filling `results` in call order; `origins`:
-        each offered name's server and original tool name, for the events."""
-        offered = frozenset(origins)
+        """Run one turn's calls in parallel, filling `results` in call order; `offered`:
+        each offered name's entry (its server and original name go in the events)."""
 
         async def one(index: int, call: ToolCall) -> None:
-            CALL_ID.set(call.id)  # this call's own task: names a spilled result's file
-            server, tool = origins.get(call.name, (None, None))
+            CALL_ID.set(call.id)  # this call's own context: names a spilled result's file
+            origin = offered.get(call.name)
+            server, tool = (origin.server, origin.tool) if origin else (None, None)
             await self.host.emit(
                 ToolCallEvent(
                     turn=turn,
@@ -323,11 +325,20 @@ class AgentLoop:
             )
 
         self.usage.tool_calls += len(calls)
+        if len(calls) == 1:
+            # Most turns make one call: it runs in this task, without a task group and a
+            # task started for it; its CALL_ID is undone after it, as if it had its own.
+            token = CALL_ID.set(calls[0].id)
+            try:
+                await one(0, calls[0])
+            finally:
+                CALL_ID.reset(token)
+            return
         async with anyio.create_task_group() as tg:
             for index, call in enumerate(calls):
                 tg.start_soon(one, index, call)
 
-    async def _execute(self, call: ToolCall, offered: frozenset[str]) -> ToolResult:
+    async def _execute(self, call: ToolCall, offered: Collection[str]) -> ToolResult:
         """The call-time veto, then the entry the veto answered with runs (no second lookup)."""
         if self._stop_requested or self._halted:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from launcher.hooks.run import RunHooks
     from launcher.session import Session
     from launcher.store.history import StoredSession
+    from launcher.store.owner import Owner
     from launcher.tools.delegate import Delegate
 
 STORE_ENV = "SUBAGENT_STORE"
@@ -67,6 +68,7 @@ def assemble_session(
     config_dir: Path | None = None,
     session_id: str | None = None,
     depth: int = 0,
+    owner: Owner | None = None,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
@@ -74,15 +76,20 @@ def assemble_session(
     the agent, the session mutes every server tool that does not match the pin. Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
     `session_id` continues a stored session (a resume); `depth` > 0 records a nested
-    sub-agent's session (which `last` never names). A `required` sandbox the OS cannot
-    give raises RunError here, before anything starts.
+    sub-agent's session (which `last` never names); `owner` records who started it through
+    serve (store/owner.py). A `required` sandbox the OS cannot give raises RunError here,
+    before anything starts.
     """
     from launcher.config.sandbox_field import agent_sandbox
     from launcher.session import Session
     from launcher.tools.sandbox import check_start
 
     agent = resolve_request(config, agent_name, ext)
-    agent = dataclasses.replace(agent, sandbox=agent_sandbox(agent, config.sandbox))
+    agent = dataclasses.replace(
+        agent,
+        sandbox=agent_sandbox(agent, config.sandbox),
+        tool_search=agent.tool_search if agent.tool_search is not None else config.tool_search,
+    )
     check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:
@@ -110,6 +117,7 @@ def assemble_session(
                 workspace=session.workspace,
                 config_dir=config_dir.resolve() if config_dir else None,
                 depth=depth,
+                owner=owner,
             )
         )
     return session
@@ -165,12 +173,14 @@ async def run_agent(
     on_loop: Callable[[AgentLoop], None] | None = None,
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
+    script: str | None = None,
 ) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
     `history` (a stored session) continues that conversation: `prompt` is the follow-up.
+    `script`: the text of `model`'s script when it is `scripted:` and already read.
     """
     from launcher.agent import AgentLoop
     from launcher.models.factory import create_model, resolve_model_spec, uses_http
@@ -181,7 +191,8 @@ async def run_agent(
     http_client = model_http_client() if uses_http(spec) else contextlib.nullcontext(None)
     async with http_client as http:
         # Built before any server starts: a bad model spec costs no process.
-        llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd())
+        text = script if model is not None and spec == model.strip() else None
+        llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd(), script=text)
         loop = AgentLoop(
             session,
             llm,

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from launcher.secrets import UNMASKED
+from launcher.secrets import UNMASKED, SecretMask, StreamMask
 
 READ_BACK = {UNMASKED: True}
 """Field metadata: an id, name, path or spec the program reads back, so never masked."""
@@ -71,12 +73,31 @@ class Event:
     ts: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-lines form: `type` first, then the fields."""
-        body = dataclasses.asdict(self)
-        return {"type": self.type, **body}
+        """The JSON-lines form: `type` first, then the fields (values shared, not copied:
+        an event's values are plain JSON data, and no sink changes them)."""
+        return {"type": self.type, **{name: getattr(self, name) for name in _names(type(self))}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type[Event]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+class ToolNames(tuple[str, ...]):
+    """The names a turn offers: one object shared by every `turn_start` until the offer
+    changes, so its JSON is made once, not once a turn."""
+
+    @functools.cached_property
+    def json(self) -> str:
+        return json.dumps(list(self), ensure_ascii=False)
 
 
 @dataclass(kw_only=True)
@@ -148,9 +169,31 @@ class AssistantMessage(Event):
 
 @dataclass(kw_only=True)
 class TurnStart(Event):
+    """A turn begins; `tools` are the names offered this turn, `deferred` the in-scope tools
+    not offered but loadable through `tool_search` (tools on demand; 0 otherwise)."""
+
     type: ClassVar[str] = "turn_start"
     turn: int
-    tools: list[str] = field(default_factory=list)
+    tools: Sequence[str] = field(default_factory=list)
+    deferred: int = 0
+
+    def to_json(self) -> str:
+        if not isinstance(self.tools, ToolNames):
+            return super().to_json()
+        head = json.dumps({"type": self.type, "ts": self.ts, "turn": self.turn})
+        # The offer's names, serialized once per offer: a turn costs the same at 5 000 tools.
+        return f'{head[:-1]}, "tools": {self.tools.json}, "deferred": {self.deferred}}}'
+
+
+@dataclass(kw_only=True)
+class ToolsLoaded(Event):
+    """A `tool_search` call (`id`: its tool call) loaded tools: `loaded` join the offer from
+    the next turn; `query` is the words or pattern the model searched for."""
+
+    type: ClassVar[str] = "tools_loaded"
+    id: str
+    query: str
+    loaded: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -243,6 +286,37 @@ class WorktreeEnd(Event):
     error: str | None = None
 
 
+class MaskedEvents:
+    """A session's events as its sinks see them: masked, streamed text included.
+
+    Text deltas go through one StreamMask, so a secret split across deltas is still caught;
+    the tail it holds back goes out, masked, as a last delta before the next other event.
+    """
+
+    def __init__(self, mask: SecretMask) -> None:
+        self._mask = mask
+        self._text = StreamMask(mask, "")
+        self._turn: int | None = None
+
+    def __call__(self, event: Event) -> list[Event]:
+        """The events to send for `event`, in order: none while a delta is all held back."""
+        if not isinstance(event, TextDelta):
+            return [*self._release(), self._mask.event(event)]
+        out = self._release() if event.turn != self._turn else []
+        self._turn = event.turn
+        text = self._text.feed(event.text)
+        if text == event.text:
+            out.append(event)  # nothing held or masked: the delta as it came
+        elif text:
+            out.append(TextDelta(turn=event.turn, text=text, ts=event.ts))
+        return out
+
+    def _release(self) -> list[Event]:
+        turn, self._turn = self._turn, None
+        tail = self._text.flush()
+        return [TextDelta(turn=turn, text=tail)] if turn is not None and tail else []
+
+
 EventSink = Callable[[Event], Awaitable[None]]
 """Where a session sends its events; sinks must not raise."""
 
@@ -278,12 +352,30 @@ def jsonl_sink(out: TextIO) -> EventSink:
 
 def jsonl_file_sink(path: Path) -> EventSink:
     """Append each event as one JSON line to `path` (a session's `events.jsonl`, 0600)."""
-    from launcher.state import append_private, private_dir
+    return _JsonlFile(path)
 
-    async def sink(event: Event) -> None:
+
+class _JsonlFile:
+    """An events.jsonl writer: each event one write (O_APPEND, so concurrent lines stay
+    whole); the file stays open from the first event to `session_end` (opening and closing
+    it for every event cost a tool call a tenth of its client time), and opens again for an
+    event after that."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    async def __call__(self, event: Event) -> None:
         with contextlib.suppress(OSError):
-            if not path.parent.exists():
-                private_dir(path.parent)
-            append_private(path, (event.to_json() + "\n").encode())
+            if self._fd is None:
+                from launcher.state import private_dir, private_opener
 
-    return sink
+                if not self.path.parent.exists():
+                    private_dir(self.path.parent)
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                self._fd = private_opener(str(self.path), flags)
+            os.write(self._fd, (event.to_json() + "\n").encode())
+        if isinstance(event, SessionEnd) and self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)

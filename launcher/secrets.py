@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, AnyStr, Generic, TypeVar
 from urllib.parse import quote, quote_plus
 
 MASK = "****"
@@ -146,9 +146,12 @@ class SecretMask:
         ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
         self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         encoded = [form.encode() for form in ordered]
+        self._last_tuple: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
         self.longest = max((len(form) for form in encoded), default=0)
-        """Bytes of the longest form: how much of a stream must be held back between chunks."""
+        """Bytes of the longest form: how much of a byte stream may have to wait for more."""
+        self.longest_text = max((len(form) for form in ordered), default=0)
+        """Characters of the longest form: the same for a text stream."""
 
     def __bool__(self) -> bool:
         return self._text is not None
@@ -169,28 +172,72 @@ class SecretMask:
             return data
         return self._bytes.sub(MASK.encode(), data)
 
+    def cut(self, pending: AnyStr, *, final: bool = False) -> tuple[AnyStr, AnyStr]:
+        """A stream's pending data split into what can be written now, masked, and the tail
+        that must wait: where a secret the next chunk completes may begin (`final`: none)."""
+        if isinstance(pending, str):
+            if self._text is None:
+                return pending, pending[:0]
+            return _cut(self._text, pending, 0 if final else self.longest_text - 1, MASK)
+        if self._bytes is None:
+            return pending, pending[:0]
+        return _cut(self._bytes, pending, 0 if final else self.longest - 1, MASK.encode())
+
     def value(self, obj: T) -> T:
         """Mask every string inside a JSON-like value (dicts, lists, tuples); a new value."""
+        return self._value(obj)
+
+    def _value(self, obj: Any) -> Any:
+        # The walk of `value` and `event`; a LiveMask is brought up to date once, before it.
         if isinstance(obj, str):
-            return self.text(obj)  # type: ignore[return-value]
+            return self._text.sub(MASK, obj) if self._text is not None and obj else obj
         if isinstance(obj, dict):
-            return {self.value(k): self.value(v) for k, v in obj.items()}  # type: ignore[return-value]
+            return {self._value(k): self._value(v) for k, v in obj.items()}
+        if isinstance(obj, tuple) and self._text is not None:
+            return self._tuple(obj)
         if isinstance(obj, (list, tuple)):
-            return type(obj)(self.value(v) for v in obj)
+            return type(obj)(self._value(v) for v in obj)
         return obj
+
+    def _tuple(self, obj: tuple[Any, ...]) -> tuple[Any, ...]:
+        # A tuple cannot change: the same one masked again (a turn's offered tool names, turn
+        # after turn) gets the last answer, and one with nothing to mask is its own answer.
+        last = self._last_tuple
+        if last is not None and last[0] is obj:
+            return last[1]
+        masked = type(obj)(self._value(v) for v in obj)
+        if masked == obj:
+            masked = obj
+        self._last_tuple = (obj, masked)
+        return masked
 
     def event(self, event: T) -> T:
         """A copy of a dataclass event with every string field masked, bar UNMASKED ones."""
         if self._text is None or not dataclasses.is_dataclass(event):
             return event
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(event):
-            if f.init and not f.metadata.get(UNMASKED):
-                old = getattr(event, f.name)
-                new = self.value(old)
-                if new != old:
-                    changes[f.name] = new
+        for name in _masked_fields(type(event)):
+            old = getattr(event, name)
+            if old is None or type(old) in _SCALARS:
+                continue  # a time, a turn, a flag: nothing to mask
+            new = self._value(old)
+            if new is not old and new != old:
+                changes[name] = new
         return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
+
+
+_SCALARS = frozenset({int, float, bool})
+_MASKED_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Each event class's fields that are masked (init fields not marked UNMASKED)."""
+
+
+def _masked_fields(cls: type) -> tuple[str, ...]:
+    names = _MASKED_FIELDS.get(cls)
+    if names is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if f.init and not f.metadata.get(UNMASKED))
+        _MASKED_FIELDS[cls] = names
+    return names
 
 
 class LiveMask(SecretMask):
@@ -228,29 +275,63 @@ class LiveMask(SecretMask):
         self._sync()
         return super().data(data)
 
+    def cut(self, pending: AnyStr, *, final: bool = False) -> tuple[AnyStr, AnyStr]:
+        """Like SecretMask.cut, learned values included."""
+        self._sync()
+        return super().cut(pending, final=final)
 
-class StreamMask:
-    """Masks a byte stream chunk by chunk; a secret split across chunks is still caught.
+    def value(self, obj: T) -> T:
+        """Like SecretMask.value, learned tokens included."""
+        self._sync()
+        return super().value(obj)
 
-    Holds back the last `longest - 1` bytes of each chunk: a secret cut by a chunk boundary
-    is complete once the next chunk arrives. `flush` releases the rest at the stream's end.
+    def event(self, event: T) -> T:
+        """Like SecretMask.event, learned tokens included (also when none was known at first)."""
+        self._sync()
+        return super().event(event)
+
+
+class StreamMask(Generic[AnyStr]):
+    """Masks a stream (bytes or text) chunk by chunk; a secret split across chunks is caught.
+
+    What it writes is what masking the whole stream at once would: the tail where a secret
+    the next chunk could complete may begin is held back, unmasked (a longer secret that
+    starts inside a shorter one is still found whole), and `flush` releases it, masked.
     """
 
-    def __init__(self, mask: SecretMask) -> None:
+    def __init__(self, mask: SecretMask, empty: AnyStr) -> None:
         self._mask = mask
-        self._held = b""
+        self._held: AnyStr = empty
 
-    def feed(self, chunk: bytes) -> bytes:
-        """The bytes safe to write now, masked."""
-        keep = self._mask.longest - 1
-        if keep <= 0:
-            return chunk
-        masked = self._mask.data(self._held + chunk)
-        cut = max(0, len(masked) - keep)
-        self._held = masked[cut:]
-        return masked[:cut]
+    def feed(self, chunk: AnyStr) -> AnyStr:
+        """What is safe to write now, masked."""
+        out, self._held = self._mask.cut(self._held + chunk)
+        return out
 
-    def flush(self) -> bytes:
-        """Whatever is still held back, masked."""
-        held, self._held = self._held, b""
-        return self._mask.data(held)
+    def flush(self) -> AnyStr:
+        """Whatever is still held back, masked: the stream (or one message of it) ended."""
+        out, self._held = self._mask.cut(self._held, final=True)
+        return out
+
+
+def _cut(
+    pattern: re.Pattern[AnyStr], pending: AnyStr, keep: int, token: AnyStr
+) -> tuple[AnyStr, AnyStr]:
+    # A match starting before `safe` fits whole in `pending` (no form is longer than keep+1),
+    # so it is final; text before `safe` where none starts can never become part of one.
+    safe = len(pending) - keep
+    if safe <= 0:
+        return pending[:0], pending
+    first = pattern.search(pending)
+    if first is None or first.start() >= safe:  # the common case: nothing to mask yet
+        return pending[:safe], pending[safe:]
+    parts: list[AnyStr] = []
+    pos = 0
+    for match in pattern.finditer(pending, first.start()):
+        if match.start() >= safe:
+            break
+        parts += (pending[pos : match.start()], token)
+        pos = match.end()
+    end = max(pos, safe)
+    parts.append(pending[pos:end])
+    return pending[:0].join(parts), pending[end:]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
 from launcher.auth.tokens import TokenStore
-from launcher.bridge.phase import REPORTED, ServerPhase
+from launcher.bridge.phase import ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
 from launcher.config.lockfile import AgentPin, lock_reason
 from launcher.config.types import AgentSpec, ServerSpec
@@ -24,21 +23,22 @@ from launcher.errors import ServerError
 from launcher.events import (
     Event,
     EventBus,
+    MaskedEvents,
     ServerState,
     SessionEnd,
     SessionStart,
-    ToolsChanged,
     jsonl_file_sink,
 )
 from launcher.secrets import LiveMask, process_secrets
-from launcher.session_tools import local_entries, server_tools_sink
+from launcher.session_status import ServerBook, ServerStatus
+from launcher.session_tools import local_entries, on_demand, server_tools_sink
 from launcher.state import new_session_id, private_dir
 from launcher.telemetry import traces
 from launcher.toolset.admission import admission, server_config
 from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
-from launcher.toolset.types import ToolEntry
+from launcher.toolset.types import Offer, ToolEntry
 
 if TYPE_CHECKING:
     from launcher.bridge.connection import McpConnection
@@ -54,17 +54,6 @@ CLOSE_GRACE_S = 10.0
 Above a stdio shutdown's worst case (~7.3 s: flush, stdin EOF, TERM and KILL waits, group
 sweep, exit reap), which is shielded and so completes even when cancelled.
 """
-
-
-@dataclass
-class ServerStatus:
-    """A configured server's state as `subagent tools --json` reports it."""
-
-    state: ServerPhase
-    tools: int = 0
-    error: str | None = None
-    info: dict[str, str | None] | None = field(default=None, compare=False)
-    """The server's own name and version (initialize `serverInfo`), once connected."""
 
 
 class Session:
@@ -96,10 +85,12 @@ class Session:
         self.state_home = state_home
         self.dir = state_home / "sessions" / self.id
         # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
-        # serve pipe and the renderer never carry a `${VAR}` value or an API key.
+        # serve pipe and the renderer never carry a `${VAR}` value or an API key, whole or
+        # split across streamed deltas.
         self.mask = LiveMask(
             set().union(*(spec.secrets for spec in servers.values()), process_secrets())
         )
+        self._masked = MaskedEvents(self.mask)
         self.bus = bus or EventBus()
         self.home = home or Path.home()
         self._delegate = delegate
@@ -110,6 +101,7 @@ class Session:
         gate = admission(self.scope, lock, source=server_config(self.servers))
         naming = naming_for(agent.dialect)
         self.registry = ToolRegistry(gate=gate, order=tuple(self.servers), naming=naming)
+        self.ondemand = on_demand(self.registry, agent, self.mask, self.dir, self.emit)
         self.connections: dict[str, McpConnection] = {}
         from launcher.procs.watchdog import Watchdog
 
@@ -122,10 +114,7 @@ class Session:
         # Past the ready barrier a required server's failure ends the run (issue 14).
         self._serving = False
         self._on_required_lost: list[Callable[[str], None]] = []
-        # What status() reports, read back from this session's own event stream.
-        self._server_states: dict[str, ServerState] = {}
-        self._server_tools: dict[str, set[str]] = {}
-        self._server_info: dict[str, dict[str, str | None]] = {}
+        self._book = ServerBook(tuple(self.servers))
         self.bus.subscribe(self._record)
         # Every session, CLI or serve worker, keeps its own record for post-mortems.
         self.bus.subscribe(jsonl_file_sink(self.dir / "events.jsonl"))
@@ -133,44 +122,33 @@ class Session:
     # ---- what the agent loop and the CLI read -------------------------------------------
 
     def active(self) -> list[ToolEntry]:
-        """The tools in scope right now: what the model is offered at the next turn."""
+        """The tools in scope right now (all offered, or loadable through `tool_search`)."""
         return self.registry.entries()
+
+    def offer(self) -> Offer:
+        """What the next turn offers: the active set, or tools on demand (toolset/ondemand)."""
+        return self.ondemand.offer()
 
     def muted(self) -> list[tuple[ToolEntry, str]]:
         """Every announced server tool that is not active, with its reason."""
         return self.registry.muted()
 
     def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
-        """The call-time veto: the entry to run, or why `name` is refused.
-
-        Refused unless the turn offered `name` and it is admitted now: a tool that
-        registered (or changed scope) mid-turn waits for the next turn's snapshot.
-        """
+        """The call-time veto: the entry to run, or why `name` is refused. Refused unless
+        the turn offered `name` and it is admitted now: a tool that registered (or changed
+        scope) mid-turn waits for the next turn's snapshot."""
         if name not in offered:
             return "not offered this turn"
-        return self.registry.admit(name)
+        return self.ondemand.admit(name)
 
     def status(self) -> dict[str, ServerStatus]:
-        """Every configured server's state, from the event stream; never started: `not_started`.
-
-        State and error come from the server's last `server_state` event, the tool count
-        from its `tools_changed` events (which also follow list_changed re-lists).
-        """
-        out: dict[str, ServerStatus] = {}
-        for name in self.servers:
-            last = self._server_states.get(name)
-            if last is None:
-                out[name] = ServerStatus(ServerPhase.NOT_STARTED)
-                continue
-            # A server still `starting` has not made the ready barrier: it did not start.
-            state = ServerPhase(last.state) if last.state in REPORTED else ServerPhase.FAILED
-            count = len(self._server_tools.get(name, ()))
-            out[name] = ServerStatus(state, count, last.error, self._server_info.get(name))
-        return out
+        """Every configured server's state, from the event stream; never started: `not_started`."""
+        return self._book.status()
 
     async def emit(self, event: Event) -> None:
         """Send an event (masked) to every subscriber."""
-        await self.bus.emit(self.mask.event(event))
+        for masked in self._masked(event):
+            await self.bus.emit(masked)
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -252,15 +230,9 @@ class Session:
         self._on_required_lost.append(callback)
 
     async def _record(self, event: Event) -> None:
+        self._book.record(event)
         if isinstance(event, ServerState):
-            self._server_states[event.server] = event
-            if event.server_info is not None:
-                self._server_info[event.server] = event.server_info
             self._check_lost(event)
-        elif isinstance(event, ToolsChanged) and event.source in self.servers:
-            tools = self._server_tools.setdefault(event.source, set())
-            tools.difference_update(event.removed)
-            tools.update(event.added)
 
     def _register_local_tools(self) -> None:
         entries, self._sandbox = local_entries(

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from launcher.config.tool_search_field import threshold
 from launcher.config.types import DELEGATE_TOOL, AgentSpec, ServerSpec
 from launcher.events import ToolsChanged
 from launcher.secrets import LiveMask, SecretMask
 from launcher.store.spill import fit_result, results_dir
+from launcher.toolset.ondemand import TOOL_SEARCH, OnDemand
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.types import CALL_ID, ToolCaller, ToolDef, ToolEntry, ToolResult
 
@@ -129,3 +131,24 @@ def server_tools_sink(
             )
 
     return sink
+
+
+def on_demand(
+    registry: ToolRegistry,
+    agent: AgentSpec,
+    mask: SecretMask,
+    session_dir: Path,
+    emit: Callable[[Event], Awaitable[None]],
+) -> OnDemand:
+    """The session's offer, with tools on demand past the agent's `tool_search` threshold,
+    and its `tool_search` entry, whose answers are finished like every local tool's."""
+
+    def make_entry(host: OnDemand) -> ToolEntry:
+        from launcher.tools.tool_search import tool_search_entry
+
+        entry = tool_search_entry(host, emit, name=TOOL_SEARCH)
+        return dataclasses.replace(
+            entry, call=finished(entry.call, mask, None, results_dir(session_dir))
+        )
+
+    return OnDemand(registry, threshold(agent.tool_search), make_entry)

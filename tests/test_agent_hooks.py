@@ -16,7 +16,7 @@ from launcher.hooks.run import RunHooks
 from launcher.models.base import ModelRequest, ModelResponse, ToolCall
 from launcher.secrets import SecretMask
 from launcher.toolset.registry import ToolRegistry
-from launcher.toolset.types import ToolEntry, ToolResult
+from launcher.toolset.types import Offer, ToolEntry, ToolResult
 
 
 class Host:
@@ -33,8 +33,8 @@ class Host:
 
         self.entry = ToolEntry("Bash", "builtin", "bash", "", {"type": "object"}, call)
 
-    def active(self) -> list[ToolEntry]:
-        return [self.entry]
+    def offer(self) -> Offer:
+        return Offer.of([self.entry])
 
     def veto(self, name: str, offered: Collection[str]) -> ToolEntry | str:
         return self.entry if name in offered else "not offered"

@@ -12,7 +12,7 @@ from launcher.agent import AgentLoop
 from launcher.events import AgentEnd, Event
 from launcher.models.base import Message, ModelRequest, ModelResponse, ToolCall
 from launcher.toolset.registry import ToolRegistry
-from launcher.toolset.types import ToolEntry, ToolResult
+from launcher.toolset.types import NO_OFFER, Offer, ToolEntry, ToolResult
 
 
 class Host:
@@ -22,8 +22,8 @@ class Host:
         self.registry = ToolRegistry()
         self.events: list[Event] = []
 
-    def active(self) -> list[ToolEntry]:
-        return []
+    def offer(self) -> Offer:
+        return NO_OFFER
 
     def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
         return "no tools"
@@ -83,8 +83,8 @@ class Tools(Host):
 
         self.registry.add_local([ToolEntry("ls", "builtin", "ls", "", {"type": "object"}, slow)])
 
-    def active(self) -> list[ToolEntry]:
-        return self.registry.entries()
+    def offer(self) -> Offer:
+        return self.registry.offer()
 
     def veto(self, name: str, offered: Collection[str], call_id: str = "") -> ToolEntry | str:
         entry = self.registry.get(name)

@@ -10,7 +10,7 @@ import pytest
 
 from launcher.backend import catalog
 from launcher.backend.arguments import ArgumentError, check_arguments
-from launcher.backend.host_model import check_host_model
+from launcher.backend.host_model import read_host_script
 from launcher.errors import UsageError
 
 SPAWN = catalog.tool_schema("spawn_subagent")
@@ -77,7 +77,7 @@ def test_a_host_scripted_model_outside_serves_dirs_is_refused_without_reading_it
         "scripted:../outside/secrets.yaml",
     ):
         with pytest.raises(UsageError) as caught:
-            check_host_model(spec, roots=roots, workspace=tmp_path / "ws")
+            read_host_script(spec, roots=roots, workspace=tmp_path / "ws")
         assert "must be a file inside" in str(caught.value)
         assert "hunter2" not in str(caught.value) and "root:" not in str(caught.value)
 
@@ -88,10 +88,10 @@ def test_a_bad_script_inside_the_workspace_is_named_by_line_never_by_content(
     (tmp_path / "bad.yaml").write_text("steps:\n  - hunter2: the-password\n")
     (tmp_path / "ok.yaml").write_text("steps:\n  - say: fine\n")
     with pytest.raises(UsageError) as caught:
-        check_host_model("scripted:bad.yaml", roots=[tmp_path], workspace=tmp_path)
+        read_host_script("scripted:bad.yaml", roots=[tmp_path], workspace=tmp_path)
     assert "not a usable script (line 2)" in str(caught.value)
     assert "hunter2" not in str(caught.value) and "password" not in str(caught.value)
     with pytest.raises(UsageError, match="cannot read script"):
-        check_host_model("scripted:missing.yaml", roots=[tmp_path], workspace=tmp_path)
-    check_host_model("scripted:ok.yaml", roots=[tmp_path], workspace=tmp_path)
-    check_host_model("openai:gpt-4.1-mini", roots=[], workspace=tmp_path)
+        read_host_script("scripted:missing.yaml", roots=[tmp_path], workspace=tmp_path)
+    read_host_script("scripted:ok.yaml", roots=[tmp_path], workspace=tmp_path)
+    read_host_script("openai:gpt-4.1-mini", roots=[], workspace=tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.bridge.stdio import LineReader, line_too_long
+from launcher.bridge.lines import LineReader, line_too_long
 
 
 def test_lines_split_across_chunks_are_joined() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from launcher.config.servers import load_servers, masked_launch_spec
+from launcher.config.servers import load_servers
+from launcher.config.shown import masked_launch_spec
 from launcher.config.types import ServerSpec
 
 SECRET = "ghp_verysecret"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config.servers import load_servers, masked_launch_spec
+from launcher.config.servers import load_servers
+from launcher.config.shown import masked_launch_spec
 from launcher.config.types import OAuthSettings
 from launcher.errors import ConfigError
 

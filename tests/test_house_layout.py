@@ -36,6 +36,7 @@ RANKS: dict[str, int] = {
     "store": 2,
     "agent": 3,
     "session_tools": 3,
+    "session_status": 3,
     "session": 4,
     "assemble": 5,
     "worktree": 5,

@@ -151,14 +151,25 @@ def test_add_local_rejects_server_sources() -> None:
 
 
 def test_entries_put_builtins_first_in_builtin_order_then_memory_then_servers() -> None:
-    registry = ToolRegistry()
-    registry.set_server_tools("z", defs("t"), make_caller)
+    registry = ToolRegistry(order=("z", "a"))
     registry.set_server_tools("a", defs("t"), make_caller)
+    registry.set_server_tools("z", defs("t"), make_caller)
     registry.add_local([local(n, "memory") for n in reversed(MEMORY_TOOLS)])
     registry.add_local([local(n) for n in reversed(BUILTIN_TOOLS)])
     expected = [*BUILTIN_TOOLS, *MEMORY_TOOLS, "z__t", "a__t"]
     assert names(registry) == expected
-    assert registry.servers() == ["z", "a"]
+    assert registry.servers() == ["a", "z"]  # registration order
+
+
+def test_servers_come_in_config_order_whichever_answered_first() -> None:
+    # The same config offers the same list in the same order every run (prompt caches).
+    first, second = ToolRegistry(order=("b", "a", "c")), ToolRegistry(order=("b", "a", "c"))
+    for server in ("c", "a", "b"):
+        first.set_server_tools(server, defs("t"), make_caller)
+    for server in ("a", "b", "c", "x"):
+        second.set_server_tools(server, defs("t"), make_caller)
+    assert names(first) == ["b__t", "a__t", "c__t"]
+    assert names(second) == ["b__t", "a__t", "c__t", "x__t"]  # unconfigured: last, by name
 
 
 def test_remove_server_reports_removed_and_forgets_it() -> None:

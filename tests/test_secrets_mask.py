@@ -13,6 +13,7 @@ from launcher.secrets import (
     LiveMask,
     SecretMask,
     StreamMask,
+    forget_learned_secrets,
     note_secrets,
     public_environment,
     secret_forms,
@@ -53,7 +54,7 @@ def test_a_secret_split_across_stream_chunks_is_still_masked() -> None:
     data = (f"line {SECRET} {quote(SECRET)}\n" * 20).encode()
     rng = random.Random(7)
     for _ in range(50):
-        stream, out, pos = StreamMask(mask), b"", 0
+        stream, out, pos = StreamMask(mask, b""), b"", 0
         while pos < len(data):
             step = rng.randint(1, 9)
             out += stream.feed(data[pos : pos + step])
@@ -88,3 +89,19 @@ def test_a_learned_value_too_short_to_be_a_credential_masks_nothing() -> None:
     note_secrets(["a", "learned-credential-1"])
     mask = LiveMask(set())
     assert mask.text("a learned-credential-1 banana") == "a **** banana"
+
+
+def test_a_live_mask_made_with_no_secret_masks_a_later_token_in_events() -> None:
+    # A session with no secret at its start, then an OAuth token learned mid-run: its
+    # events must not carry the token (event() returned early while the mask was empty).
+    forget_learned_secrets()
+    mask = LiveMask(())
+    note_secrets(["tok-0123456789abcdef"])
+    try:
+        event = ToolResultEvent(
+            turn=1, id="c1", name="n", is_error=False, content="got tok-0123456789abcdef"
+        )
+        assert mask.event(event).content == "got ****"
+        assert mask.value({"k": ("tok-0123456789abcdef",)}) == {"k": ("****",)}
+    finally:
+        forget_learned_secrets()

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from launcher import secrets
-from launcher.config.servers import masked_launch_spec, parse_servers_text
+from launcher.config.servers import parse_servers_text
+from launcher.config.shown import masked_launch_spec
 from launcher.events import AgentStart, ServerState, SessionStart, ToolResultEvent
 from launcher.secrets import MASK, MIN_SECRET_CHARS, LiveMask, SecretMask, process_secrets
 

@@ -123,8 +123,8 @@ def _spawn_tool(agents: Iterable[tuple[str, str]]) -> dict[str, Any]:
                 "resume": {
                     "type": "string",
                     "description": (
-                        "Continue a stored session (its session_id, or `last`) with prompt as "
-                        "the follow-up; the agent is the stored one."
+                        "Continue a session this serve started (its session_id, or `last`) "
+                        "with prompt as the follow-up; the agent is the stored one."
                     ),
                 },
             },

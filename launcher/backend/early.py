@@ -11,6 +11,8 @@ then replays the answered `initialize` to the SDK server (under a private id, it
 dropped) and feeds it the queue and the live lines that follow: nothing is lost or
 answered twice. Anything it is not sure to answer exactly as the SDK would (a first
 request other than `initialize`, a 2026-07-28 envelope, unusual params) waits for the SDK.
+Lines are read as the SDK's stdio server reads them: of any length, in linear time, and
+decoded as UTF-8 with U+FFFD for invalid bytes.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from collections.abc import Iterable
 from typing import Any, BinaryIO
 
 from launcher.backend import catalog
+from launcher.bridge.lines import LineReader
 
 MODERN_META_KEY = "io.modelcontextprotocol/protocolVersion"
 """Only 2026-07-28 requests carry it in `_meta`: the SDK serves that era, not this face."""
-REPLAY_ID = "subagent-early-initialize"
-"""The id under which the answered `initialize` is replayed to the SDK server (its answer is
-dropped); a string no host's counter produces."""
+READ_CHUNK = 65536
+"""Bytes asked of the wire per read (a pipe's buffer); lines are any number of these."""
 
 
 def _plain_params(params: Any) -> bool:
@@ -69,13 +71,13 @@ class EarlyAnswers:
         """False once a request (or a line that is no JSON object) went to the SDK: from then
         on the SDK answers everything, in order."""
 
-    def answer(self, line: bytes) -> dict[str, Any] | None:
+    def answer(self, line: str | bytes) -> dict[str, Any] | None:
         """The response to `line` if this face may give it, else None (the SDK will)."""
         if not self._open:
             return None
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the stack: the SDK's
             message = None
         reply = self._reply(message) if isinstance(message, dict) else None
         notification = isinstance(message, dict) and "id" not in message and "method" in message
@@ -89,7 +91,7 @@ class EarlyAnswers:
         if msg.get("jsonrpc") != "2.0" or "id" not in msg or "method" not in msg:
             return None  # a notification or a response: the SDK's
         method, params, rid = msg["method"], msg.get("params"), msg["id"]
-        if not isinstance(rid, str | int) or isinstance(rid, bool) or rid == REPLAY_ID:
+        if not isinstance(rid, str | int) or isinstance(rid, bool):
             return None
         if isinstance(params, dict) and MODERN_META_KEY in (params.get("_meta") or {}):
             return None
@@ -115,7 +117,7 @@ class EarlyFace:
         self.answers = answers
         self._in = wire_in
         self._out = wire_out
-        self.lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         """Lines for the SDK server, in arrival order; None at end of input."""
         self._lock = threading.Lock()
         self._handed_over = False
@@ -155,14 +157,15 @@ class EarlyFace:
         finally:
             self.lines.put(None)
 
-    def _lines(self) -> Iterable[bytes]:
-        pending = b""
-        while chunk := self._in.read(65536):
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            yield from (line for line in complete if line.strip())
-        if pending.strip():
-            yield pending
+    def _lines(self) -> Iterable[str]:
+        """The host's non-blank lines, decoded as the SDK's stdio server decodes them."""
+        reader = LineReader(limit=None)  # the SDK's stdio server takes a line of any length
+        while chunk := self._in.read(READ_CHUNK):
+            for raw in reader.feed(chunk):
+                if raw and not raw.isspace():  # strip() would copy a huge line
+                    yield raw.decode("utf-8", "replace")
+        if (rest := reader.rest()) and not rest.isspace():
+            yield rest.decode("utf-8", "replace")
 
     def hand_over(self) -> dict[str, Any] | None:
         """From now on every line goes to the SDK; returns the `initialize` answered here."""

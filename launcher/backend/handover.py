@@ -1,9 +1,14 @@
 """The hand-over from the early face to the SDK server: the streams `Server.run` reads and writes.
 
 In place of the SDK's `stdio_server()`: the early face already owns the wire. The SDK server
-first gets the `initialize` the face answered (under a private id, so its session knows the
-client's version and capabilities; that answer is dropped, the host has one), then every
-queued line and every live one, in arrival order.
+first gets the `initialize` the face answered (so its session knows the client's version and
+capabilities; that answer is dropped, the host has one), then every queued line and every
+live one, in arrival order.
+
+The replay is kept out of the host's id space by time, not by choosing an id: no host line
+reaches the SDK until the replay's answer has come back, so the one answer dropped is the
+replay's whatever ids the host uses (a host may send any string or integer, so no value of
+its own would do).
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from launcher.backend.early import REPLAY_ID, EarlyFace
+from launcher.backend.early import EarlyFace
 
 log = logging.getLogger(__name__)
+
+REPLAY_ID = "subagent-early-initialize"
+"""The id of the replayed `initialize`; a host may use it too (see the module's docstring)."""
 
 
 def _replayed(request: dict[str, Any]) -> SessionMessage:
@@ -28,7 +36,9 @@ def _replayed(request: dict[str, Any]) -> SessionMessage:
 
 
 def _is_replay_answer(message: Any) -> bool:
-    return getattr(message, "id", None) == REPLAY_ID
+    return isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and (
+        message.id == REPLAY_ID
+    )
 
 
 @asynccontextmanager
@@ -37,18 +47,23 @@ async def early_streams(face: EarlyFace) -> AsyncIterator[tuple[Any, Any]]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
+    replay_out = anyio.Event()  # the SDK answered the replay (set at once when there is none)
+
     async def pump_in() -> None:
         async with read_writer:
             answered = await anyio.to_thread.run_sync(face.hand_over)
-            if answered is not None:
+            if answered is None:
+                replay_out.set()
+            else:
                 await read_writer.send(_replayed(answered))
+                await replay_out.wait()  # until then no host request is in the SDK
             while True:
                 line = await anyio.to_thread.run_sync(face.lines.get, abandon_on_cancel=True)
                 if line is None:
                     return
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:  # the SDK answers a malformed line itself
+                except Exception as exc:  # a malformed line: the SDK treats it as from its stdio
                     await read_writer.send(exc)
                     continue
                 await read_writer.send(SessionMessage(message))
@@ -57,7 +72,8 @@ async def early_streams(face: EarlyFace) -> AsyncIterator[tuple[Any, Any]]:
         async with write_reader:
             async for session_message in write_reader:
                 message = session_message.message
-                if _is_replay_answer(message):
+                if not replay_out.is_set() and _is_replay_answer(message):
+                    replay_out.set()
                     if isinstance(message, types.JSONRPCError):
                         # The face answered an initialize the SDK refuses: never seen in
                         # the equality tests; logged so a future SDK change is visible.

@@ -23,6 +23,7 @@ from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
+from launcher.store.owner import Owner
 from launcher.telemetry import traces
 
 STOP_GRACE_S = 15.0
@@ -89,6 +90,7 @@ class SubagentManager:
         max_concurrent: int,
         no_lock: bool = False,
         spare_workers: int = SPARE_COUNT,
+        spares: SparePool | None = None,
         keep_ended: int = KEEP_ENDED,
         expired_memory: int = EXPIRED_MEMORY,
     ) -> None:
@@ -96,18 +98,23 @@ class SubagentManager:
         self._keep_ended = keep_ended
         self._expired_memory = expired_memory
         self._no_lock = no_lock
+        self.owner = Owner.of_serve(config_dir, workspace)
+        """Recorded with every session this manager's workers start: serve's identity."""
         self._config_dir = config_dir
         self._workspace = workspace
         self._logs = state_home / "serve"
-        self._default_model = default_model
+        self.default_model = default_model
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
         self.expired: OrderedDict[str, None] = OrderedDict()
         """Ids dropped after their ttl (bounded: only the latest `expired_memory`)."""
         self._ended: deque[str] = deque()
         """Ended sub-agents that are not tasks, oldest first (at most `keep_ended`)."""
-        # Workers started ahead of the next spawn; the task ends them when serve ends.
-        self._spares = SparePool(workspace=workspace, log_dir=self._logs, count=spare_workers)
+        # Workers started ahead of the next spawn (`spares`: a pool whose first spares serve
+        # started before its SDK loaded); the task ends them when serve ends.
+        self._spares = spares or SparePool(
+            workspace=workspace, log_dir=self._logs, count=spare_workers
+        )
         if spare_workers:
             tg.start_soon(self._spares.run, name="spare workers")
 
@@ -121,21 +128,24 @@ class SubagentManager:
         max_turns: int | None,
         workspace: Path | None = None,
         resume: str | None = None,
+        script: str | None = None,
     ) -> SubAgent:
         """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
-        as a slot is free."""
+        as a slot is free. `script`: the text of a host's `scripted:` model, already read."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
         self.agents[entry.id] = entry
         job = Job(
             prompt=prompt,
             agent=agent,
             ext=ext,
-            model=model or self._default_model,
+            model=model or self.default_model,
             max_turns=max_turns,
             config_dir=str(self._config_dir) if self._config_dir else None,
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
             resume=resume,
+            script=script,
+            owner=self.owner.to_json(),
             trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")

@@ -40,6 +40,12 @@ class Job:
     """`worktree`: run in a fresh git worktree (None: as the agent's `isolation` says)."""
     label: str | None = None
     """Names the run's worktree branch (batch: the task id; default: the agent)."""
+    script: str | None = None
+    """The text of `model`'s script when a host named a `scripted:` file: serve read it
+    once, and the worker never opens that path (backend/host_model.py)."""
+    owner: dict[str, Any] | None = None
+    """Who started the job through serve (store/owner.py's Owner as JSON): stored with a
+    new session, and the only owner whose session `resume` may name."""
     trace: dict[str, str] | None = None
     """W3C trace context (`traceparent`, `tracestate`) of the span that started the run (a
     serve request, a delegating tool call): the parent of its `invoke_agent` span."""

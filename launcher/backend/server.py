@@ -6,8 +6,10 @@ that starts its own MCP servers at its own session start, so serve itself starts
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,14 @@ from launcher.backend import catalog
 from launcher.backend.arguments import check_arguments
 from launcher.backend.early import EarlyFace
 from launcher.backend.handover import early_streams
-from launcher.backend.host_model import check_host_model, scripted_roots
+from launcher.backend.host_model import read_host_script, scripted_roots
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
+from launcher.backend.spare import SparePool
 from launcher.backend.tasks.store import TaskStore, run_result
 from launcher.backend.tasks.wire import install_tasks
 from launcher.errors import SubagentError
+from launcher.store.owner import Owner
 
 
 def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
@@ -35,13 +39,15 @@ def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallTo
     )
 
 
-def _stored(ref: str, agent: Any) -> Any:
-    """The stored session a `resume` names (checked here, so a bad id fails the call at once)."""
+def _stored(ref: str, agent: Any, owner: Owner) -> Any:
+    """The stored session a `resume` names, one `owner` started (checked here, so a bad id
+    fails the call at once). Blocking (the store): called on a thread."""
     from launcher.errors import UsageError
     from launcher.state import state_home
     from launcher.store.history import load_resumable
 
-    stored = load_resumable(state_home(), ref, run=False)  # the worker takes its run lock
+    # The worker takes the run lock; `owner` hides every other session, whoever's it is.
+    stored = load_resumable(state_home(), ref, run=False, owner=owner)
     if agent and agent != stored.agent:
         raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
     return stored
@@ -125,8 +131,12 @@ class SubagentServer:
             raise ValueError(f"no sub-agent with agent_id '{agent_id}'")
         return entry
 
-    def start_spawn(self, args: dict[str, Any]) -> SubAgent:
-        """Validate `spawn_subagent` arguments and queue the sub-agent (tools and tasks alike)."""
+    async def start_spawn(self, args: dict[str, Any]) -> SubAgent:
+        """Validate `spawn_subagent` arguments and queue the sub-agent (tools and tasks alike).
+
+        The store lookup and a host script's read and parse run on a thread: the event
+        loop keeps answering the host meanwhile.
+        """
         from launcher.assemble import resolve_request
 
         schema = catalog.tool_schema("spawn_subagent")
@@ -136,12 +146,21 @@ class SubagentServer:
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
         model, resume = args.get("model"), args.get("resume")
-        check_host_model(model, roots=self.scripted_roots, workspace=self.workspace)
+        config = self._config()
+        hosts = model  # a model the host named: a `scripted:` one is read here, once
         if resume:
             ref = self._last_started() if resume == "last" else str(resume)
-            stored = _stored(ref, args.get("agent"))
-            agent, resume, model = stored.agent, stored.id, model or stored.model
-        config = self._config()
+            owner = self.manager.owner
+            stored = await anyio.to_thread.run_sync(_stored, ref, args.get("agent"), owner)
+            agent, resume = stored.agent, stored.id
+            if model is None:
+                model = stored.model
+                # The host's own choice the last time is read and checked again.
+                hosts = None if self._operators(model, config, agent) else model
+        read = functools.partial(
+            read_host_script, hosts, roots=self.scripted_roots, workspace=self.workspace
+        )
+        script = await anyio.to_thread.run_sync(read)
         spec = resolve_request(config, agent, ext)
         if args.get("background") is None:
             # The agent file's default, seen by the caller that decides how to answer.
@@ -154,10 +173,21 @@ class SubagentServer:
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
             resume=resume or None,
+            script=script,
         )
 
+    def _operators(self, model: str | None, config: Any, agent: str) -> bool:
+        """Whether a resumed session's `model` is the operator's choice (serve's `--model`,
+        the agent's `model:`, SUBAGENT_MODEL), which the worker reads as it always has,
+        rather than one a host named (whose script is read and checked again)."""
+        from launcher.models.factory import MODEL_ENV
+
+        spec = config.agents.get(agent)
+        chosen = (self.manager.default_model, spec.model if spec else None, os.getenv(MODEL_ENV))
+        return model is None or model in chosen
+
     async def _tool_spawn_subagent(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
-        entry = self.start_spawn(args)
+        entry = await self.start_spawn(args)
         if args.get("background"):
             return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
         try:
@@ -235,11 +265,13 @@ async def serve(
     task_ttl_ms: int | None = None,
     scripted_dirs: tuple[Path, ...] = (),
     early: EarlyFace | None = None,
+    spares: SparePool | None = None,
 ) -> None:
     """Serve MCP on stdio until the host closes stdin; every worker is ended on the way out.
 
     `task_ttl_ms`: how long an ended task is kept when the host names no ttl; `early`: the
-    face that has owned the wire while the SDK loaded (early.py), else the SDK's stdio.
+    face that has owned the wire while the SDK loaded (early.py), else the SDK's stdio;
+    `spares`: the spare pool, its first spares started before the SDK loaded.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     async with anyio.create_task_group() as tg:
@@ -251,6 +283,7 @@ async def serve(
             default_model=model,
             max_concurrent=max_concurrent,
             no_lock=no_lock,
+            spares=spares,
         )
         app = SubagentServer(manager, config_dir, workspace, scripted_dirs)
         options = install_tasks(

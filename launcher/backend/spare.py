@@ -210,6 +210,11 @@ class SparePool:
         self._wanted.set()
         return spare
 
+    async def start_now(self) -> None:
+        """Start the spares at once, before `run` (serve: while its MCP SDK loads, the first
+        spare imports on the other core, and the host's first spawn finds it ready)."""
+        await self._fill(gated=False)
+
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:

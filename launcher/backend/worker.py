@@ -101,6 +101,7 @@ async def run_job(job: Job) -> RunStatus:
     from launcher.config.discovery import load_config, resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
+    from launcher.store.owner import Owner
     from launcher.worktree import isolated_workspace
 
     bus = EventBus()
@@ -110,7 +111,8 @@ async def run_job(job: Job) -> RunStatus:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_read_control, control)
         try:
-            history = load_resumable(state_home(), job.resume) if job.resume else None
+            owner = Owner.from_json(job.owner)
+            history = load_resumable(state_home(), job.resume, owner=owner) if job.resume else None
             config_dir = Path(job.config_dir) if job.config_dir else None
             config = load_config(config_dir, cwd=workspace)
             agent = history.agent if history is not None else job.agent
@@ -130,6 +132,7 @@ async def run_job(job: Job) -> RunStatus:
                     config_dir=config_dir,
                     session_id=history.id if history is not None else None,
                     depth=job.depth,
+                    owner=owner,
                 )
                 control.session = session
                 status = await run_agent(
@@ -139,6 +142,7 @@ async def run_job(job: Job) -> RunStatus:
                     max_turns=job.max_turns,
                     on_loop=control.attach,
                     history=history,
+                    script=job.script,
                 )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR

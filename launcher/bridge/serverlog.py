@@ -31,7 +31,7 @@ class ServerLog:
     def __init__(self, path: Path, mask: SecretMask) -> None:
         self.path = path
         self._mask = mask
-        self._stream = StreamMask(mask)
+        self._stream = StreamMask(mask, b"")
         self._tail = b""
         self.drained = anyio.Event()
         """Set when the server's stderr reached EOF and all of it is in the file."""

@@ -16,6 +16,7 @@ import mcp_types as types
 from anyio.abc import Process
 from mcp.shared.message import SessionMessage
 
+from launcher.bridge.lines import LineReader
 from launcher.bridge.process import StdioChild
 from launcher.procs.group import stop_group
 
@@ -25,55 +26,6 @@ EXIT_POLL_S = 0.2
 """How often a live server's leader is checked for exit (a grandchild may hold stdout open)."""
 EXIT_EOF_GRACE_S = 0.5
 """After the leader exits, time for stdout to drain to EOF before the server counts as lost."""
-MAX_LINE_BYTES = 64 * 1024 * 1024
-"""One JSON-RPC message per line; a longer line fails the server.
-
-Not the spec's max_result_bytes (64 KiB by default): that caps what the model is shown
-after a large result has arrived whole (the rest is kept in a file), and tools/list replies
-of big servers exceed it too. 64 MiB is far above any honest message yet bounds what one
-server can make the launcher buffer (the line, its decoded text and the parsed message, a
-few times this).
-"""
-
-
-def line_too_long(limit: int) -> str:
-    """The reason a server fails with when it sends more than `limit` bytes in one line."""
-    return f"server sent a line over {limit} bytes without a newline"
-
-
-class LineReader:
-    """Splits a byte stream into lines in linear time, refusing lines over a limit.
-
-    Each chunk is searched for newlines once; a line's pieces are kept and joined once
-    when its newline arrives (bytes += chunk; split re-copied the whole buffer per chunk).
-    """
-
-    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
-        self.limit = limit
-        self._pieces: list[bytes] = []
-        self._pending = 0
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The complete lines `chunk` ends; ValueError when a line exceeds the limit."""
-        lines: list[bytes] = []
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            if self._pending + end - start > self.limit:
-                raise ValueError(line_too_long(self.limit))
-            if self._pieces:
-                self._pieces.append(chunk[start:end])
-                lines.append(b"".join(self._pieces))
-                self._pieces.clear()
-                self._pending = 0
-            else:
-                lines.append(chunk[start:end])
-            start = end + 1
-        if start < len(chunk):
-            self._pieces.append(chunk[start:] if start else chunk)
-            self._pending += len(chunk) - start
-            if self._pending > self.limit:
-                raise ValueError(line_too_long(self.limit))
-        return lines
 
 
 def _parse_line(line: str) -> SessionMessage | Exception:

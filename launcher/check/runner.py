@@ -104,7 +104,7 @@ def surface_of(session: Session) -> Surface:
 
     active = session.active()
     states = {name: str(status.state) for name, status in session.status().items()}
-    return Surface(active, states, system_prompt(session.agent.prompt, active))
+    return Surface(active, states, system_prompt(session.agent.prompt, session.offer().deferred))
 
 
 async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> CheckResult:

@@ -49,8 +49,7 @@ expect:
   tools_present: [read, grep, "ext:{SERVER}/list_issues", "ext:{SERVER}/get_issue"]
   tools_absent: ["ext:{SERVER}/create_*", "ext:{SERVER}/add_*", bash, write]
   servers_connected: [{SERVER}]
-  prompt_contains: ["You triage GitHub issues", {SERVER}__list_issues]
-  prompt_absent: [{SERVER}__create_issue]
+  prompt_contains: ["You triage GitHub issues"]
 ---
 You triage GitHub issues. List the open issues, read the ones that look urgent,
 and answer with a short prioritised list: issue number, title, and why.

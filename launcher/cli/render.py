@@ -122,6 +122,9 @@ def print_tools_table(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
     for row in rows:
         cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)] + [row[3]]
         out.write("  ".join(cells).rstrip() + "\n")
+    deferred = report.get("on_demand", {}).get("deferred", 0)
+    if deferred:
+        out.write(f"\n{deferred} active tools are offered on demand, through tool_search\n")
     if report["servers"]:
         out.write("\nSERVERS\n")
         for name, st in report["servers"].items():

@@ -176,23 +176,36 @@ def run_serve(
 
     import anyio
 
-    from launcher.backend.server import serve
+    from launcher.backend.spare import SparePool
     from launcher.state import state_home
     from launcher.telemetry import start
 
     start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
 
-    anyio.run(
-        lambda: serve(
-            config_dir=config_dir.resolve() if config_dir else None,
+    home = state_home()
+    config_path = config_dir.resolve() if config_dir else None
+    scripted = tuple(d.resolve() for d in scripted_dirs)
+
+    async def main() -> None:
+        # The first spare starts now and imports a session's modules on the other core while
+        # this process loads the MCP SDK below (~1.5 s): the host's first spawn, which waits
+        # for both, no longer waits for one after the other.
+        spares = SparePool(workspace=root, log_dir=home / "serve")
+        await spares.start_now()
+        from launcher.backend.server import serve
+
+        await serve(
+            config_dir=config_path,
             workspace=root,
-            state_home=state_home(),
+            state_home=home,
             model=model,
             max_concurrent=max_concurrent,
             no_lock=no_lock,
             task_ttl_ms=round(task_ttl * 1000),
-            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
+            scripted_dirs=scripted,
             early=face,
+            spares=spares,
         )
-    )
+
+    anyio.run(main)
     return 0

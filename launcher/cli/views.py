@@ -84,7 +84,7 @@ def broken_source(name: str, error: str) -> str | None:
 def server_rows(config: Config) -> dict[str, dict[str, Any]]:
     """Each configured server's launch spec, with every `${VAR}` secret masked; an
     `"auth": "oauth"` server also gets its login state under `login` (never a token)."""
-    from launcher.config.servers import masked_launch_spec
+    from launcher.config.shown import masked_launch_spec
 
     rows = {name: masked_launch_spec(spec) for name, spec in config.servers.items()}
     for name, status in oauth_status(config).items():
@@ -128,7 +128,16 @@ def tools_report(session: Session) -> dict[str, Any]:
         name: {"state": st.state, "tools": st.tools, "error": st.error}
         for name, st in session.status().items()
     }
-    return {"agent": session.agent.name, "active": active, "muted": muted, "servers": servers}
+    # Past the agent's `tool_search` threshold the next turn offers the built-ins and
+    # `tool_search`; the active tools are still in scope, found and loaded on demand.
+    on_demand = {"threshold": session.ondemand.threshold, "deferred": session.offer().deferred}
+    return {
+        "agent": session.agent.name,
+        "active": active,
+        "muted": muted,
+        "servers": servers,
+        "on_demand": on_demand,
+    }
 
 
 def log_table_rows(

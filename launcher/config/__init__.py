@@ -13,7 +13,8 @@ from launcher.config.discovery import (
     resolve_agent,
 )
 from launcher.config.selectors import KNOWN_BUILTINS, parse_selectors
-from launcher.config.servers import load_servers, masked_launch_spec, parse_servers_text
+from launcher.config.servers import load_servers, parse_servers_text
+from launcher.config.shown import masked_launch_spec
 from launcher.config.types import (
     BUILTIN_TOOLS,
     MEMORY_TOOLS,

@@ -24,6 +24,7 @@ from launcher.config.expect import Expectations, parse_expectations
 from launcher.config.hooks_field import HookSpec
 from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
+from launcher.config.tool_search_field import ToolSearch, parse_tool_search
 from launcher.config.types import (
     DEFAULT_MAX_DEPTH,
     ISOLATION_MODES,
@@ -253,6 +254,9 @@ def _build_spec(
     def sandbox(value: object, key: str, line: int) -> SandboxSettings:
         return parse_sandbox(value, path=path, line=line)
 
+    def tool_search(value: object, key: str, line: int) -> ToolSearch:
+        return parse_tool_search(value, path=path, line=line)
+
     extensions_value = get("extensions", extensions)
     excluded = cast(tuple[str, ...], get("exclude_extensions", names) or ())
     enabled = get("enabled", flag)
@@ -285,4 +289,5 @@ def _build_spec(
         servers=cast(tuple[ServerSpec, ...], get("inline_servers", servers) or ()),
         sandbox=cast(SandboxSettings | None, get("sandbox", sandbox)),
         hooks=cast(tuple[HookSpec, ...], get("hooks", hooks) or ()),
+        tool_search=cast(ToolSearch | None, get("tool_search", tool_search)),
     )

@@ -35,6 +35,9 @@ _FIELDS: dict[str, FieldRule] = {
     "sandbox": _honoured(
         "on (default), off, required, or {mode, network, deny_read}: the shell's confinement"
     ),
+    "tool_search": _honoured(
+        "auto (default), on, off or bytes: past that size of tool schemas, tools on demand"
+    ),
     "memory": _honoured("project, local or user: memory tools"),
     "max_turns": _honoured("turn limit"),
     "run_in_background": FieldRule(

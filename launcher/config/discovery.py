@@ -31,6 +31,8 @@ from launcher.config.hosts import (
 from launcher.config.lockfile import lock_path
 from launcher.config.sandbox_field import read_config_default
 from launcher.config.servers import read_server_file
+from launcher.config.tool_search_field import ToolSearch
+from launcher.config.tool_search_field import read_config_default as read_tool_search
 from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 
@@ -62,6 +64,7 @@ class _Collector:
     broken: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sandbox: SandboxSettings | None = None
+    tool_search: ToolSearch | None = None
 
     def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -105,6 +108,8 @@ class _Collector:
             servers, warnings, hosts = read_server_file(path, env)
             if self.sandbox is None:
                 self.sandbox = read_config_default(path)
+            if self.tool_search is None:
+                self.tool_search = read_tool_search(path)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -142,6 +147,7 @@ class _Collector:
             warnings=(*self.warnings, *_unknown_server_warnings(self.agents, self.servers)),
             broken_agents=self.broken,
             sandbox=self.sandbox,
+            tool_search=self.tool_search,
         )
 
 

@@ -30,10 +30,14 @@ def has_reference(text: str) -> bool:
     return "${" in text
 
 
-def expand(text: str, env: Mapping[str, str]) -> Expanded:
+def expand(
+    text: str, env: Mapping[str, str], literals: Mapping[str, str] | None = None
+) -> Expanded:
     """Expand every `${VAR}` / `${VAR:-default}` in `text` from `env`.
 
-    Like the shell, `:-` uses the default when the variable is unset or empty.
+    Like the shell, `:-` uses the default when the variable is unset or empty. A name in
+    `literals` (VS Code's `${workspaceFolder}`) is its value there, never a secret; no
+    inserted value is read for references again.
     """
     secrets: set[str] = set()
     unmaskable: set[str] = set()
@@ -44,7 +48,9 @@ def expand(text: str, env: Mapping[str, str]) -> Expanded:
         parts.append(text[pos : match.start()])
         name, default = match.group(1), match.group(2)
         value = env.get(name)
-        if value:
+        if literals and name in literals:
+            parts.append(literals[name])
+        elif value:
             secrets.add(value)
             if not is_maskable(value):
                 unmaskable.add(name)

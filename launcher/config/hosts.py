@@ -4,7 +4,13 @@ Project files (`.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`) are read by
 discovery. User-level files are read only when asked (`--servers-from HOST,...`,
 `SUBAGENT_SERVERS_FROM`, or `"servers_from"` in our `mcp.json`): a general-purpose
 agent with no `ext:` starts every allowed server. Each host is a row of `HOSTS`: its
-file, its format, and a function turning one of its entries into an `mcp.json` entry.
+file, its format, a function turning one of its entries into an `mcp.json` entry
+(host_entries.py), and which of its servers it lets run at all (Gemini's `mcp.allowed`).
+
+Every entry then goes through our own parser: a value taken from the environment is a
+secret and a credential written as text is masked (credentials.py). A server that cannot
+run here (SSE, an unset variable) is skipped with a warning naming it; a malformed file
+or entry is exit 2 naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -15,9 +21,20 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.config.host_entries import (
+    Entry,
+    EntryError,
+    Reading,
+    codex_entry,
+    gemini_entry,
+    gemini_filter,
+    mcp_json_entry,
+    opencode_entry,
+    strings,
+)
 from launcher.config.servers import parse_json, parse_servers_data
 from launcher.config.types import ServerSpec
-from launcher.errors import ConfigError, UsageError
+from launcher.errors import ConfigError, ExpansionError, UsageError
 
 SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"
 """Comma-separated hosts whose user-level servers to read (`--servers-from` sets it)."""
@@ -30,10 +47,11 @@ PROJECT_HOST_FILES: tuple[tuple[str, str], ...] = (
 """Project files of other hosts (path, key of its servers), read after `./.subagent/`."""
 
 _INPUT = re.compile(r"\$\{input:([^}]*)\}")
-_VSCODE_VARS = (("${workspaceFolder}", "."), ("${env:", "${"))
+_VSCODE_LITERALS = ("workspaceFolder",)
+"""VS Code's variables that stand for text of ours (the project), never for a secret."""
 
-Entry = Callable[[str, dict, list[str]], dict | None]
-"""A host's server entry -> an `mcp.json` entry, or None (skipped, with a warning)."""
+Filter = Callable[[dict, Path], Callable[[str], bool]]
+"""A host file's parsed data -> which of its servers may run (ConfigError if malformed)."""
 
 
 @dataclass(frozen=True)
@@ -44,75 +62,15 @@ class Host:
     format: str  # json or toml
     key: str
     entry: Entry
-
-
-def _as_is(name: str, raw: dict, warnings: list[str]) -> dict | None:
-    return raw
-
-
-def _codex(name: str, raw: dict, warnings: list[str]) -> dict | None:
-    """Codex's `[mcp_servers.NAME]`: timeouts in seconds, tool lists, `enabled`."""
-    if raw.get("enabled") is False:
-        return None
-    entry = {k: v for k, v in raw.items() if k in ("command", "args", "env", "cwd", "url")}
-    if "url" in entry:
-        entry["type"] = "http"
-        if isinstance(raw.get("bearer_token_env_var"), str):
-            entry["headers"] = {"Authorization": f"Bearer ${{{raw['bearer_token_env_var']}}}"}
-        if isinstance(raw.get("http_headers"), dict):
-            entry["headers"] = {**raw["http_headers"], **entry.get("headers", {})}
-    for theirs, ours in (
-        ("startup_timeout_sec", "startup_timeout"),
-        ("tool_timeout_sec", "tool_timeout"),
-    ):
-        if theirs in raw:
-            entry[ours] = raw[theirs]
-    for theirs, ours in (("enabled_tools", "enabled_tools"), ("disabled_tools", "disabled_tools")):
-        if theirs in raw:
-            entry[ours] = raw[theirs]
-    return entry
-
-
-def _gemini(name: str, raw: dict, warnings: list[str]) -> dict | None:
-    """Gemini CLI: `httpUrl` is streamable HTTP, `url` is SSE; `timeout` in milliseconds."""
-    entry = {k: v for k, v in raw.items() if k in ("command", "args", "env", "cwd", "headers")}
-    if "httpUrl" in raw:
-        entry.update(type="http", url=raw["httpUrl"])
-    elif "url" in raw:
-        warnings.append(f"server '{name}': the SSE transport (url) is not supported; skipped")
-        return None
-    if isinstance(raw.get("timeout"), int | float) and raw["timeout"] > 0:
-        entry["tool_timeout"] = raw["timeout"] / 1000
-    if "includeTools" in raw:
-        entry["enabled_tools"] = raw["includeTools"]
-    if "excludeTools" in raw:
-        entry["disabled_tools"] = raw["excludeTools"]
-    return entry
-
-
-def _opencode(name: str, raw: dict, warnings: list[str]) -> dict | None:
-    """opencode's `mcp`: `local` (command as one list) or `remote` (url), `enabled`."""
-    if raw.get("enabled") is False:
-        return None
-    if raw.get("type") == "remote":
-        return {"type": "http", "url": raw.get("url"), "headers": raw.get("headers", {})}
-    command = raw.get("command")
-    if not isinstance(command, list) or not command:
-        raise ValueError("'command' must be a non-empty list (the program and its arguments)")
-    entry: dict = {"command": command[0], "args": command[1:]}
-    if "environment" in raw:
-        entry["env"] = raw["environment"]
-    if isinstance(raw.get("timeout"), int | float) and raw["timeout"] > 0:
-        entry["startup_timeout"] = raw["timeout"] / 1000
-    return entry
+    allowed: Filter | None = None
 
 
 HOSTS: Mapping[str, Host] = {
-    "claude": Host(".claude.json", "json", "mcpServers", _as_is),
-    "codex": Host(".codex/config.toml", "toml", "mcp_servers", _codex),
-    "gemini": Host(".gemini/settings.json", "json", "mcpServers", _gemini),
-    "opencode": Host(".config/opencode/opencode.json", "json", "mcp", _opencode),
-    "cursor": Host(".cursor/mcp.json", "json", "mcpServers", _as_is),
+    "claude": Host(".claude.json", "json", "mcpServers", mcp_json_entry),
+    "codex": Host(".codex/config.toml", "toml", "mcp_servers", codex_entry),
+    "gemini": Host(".gemini/settings.json", "json", "mcpServers", gemini_entry, gemini_filter),
+    "opencode": Host(".config/opencode/opencode.json", "json", "mcp", opencode_entry),
+    "cursor": Host(".cursor/mcp.json", "json", "mcpServers", mcp_json_entry),
 }
 """Hosts `--servers-from` knows, with their user-level file under HOME."""
 
@@ -157,22 +115,31 @@ def read_host_file(
     data = _toml(text, path) if host.format == "toml" else parse_json(text, path)
     if not isinstance(data, dict) or not isinstance(data.get(host.key, {}), dict):
         raise ConfigError("expected an object of servers by name", path=path, field=host.key)
+    allowed = host.allowed(data, path) if host.allowed is not None else None
+    reading = Reading(env, warnings, where=str(path))
     entries: dict[str, object] = {}
     for name, raw in data.get(host.key, {}).items():
+        if allowed is not None and not allowed(name):
+            continue
         if not isinstance(raw, dict):
             raise ConfigError("expected an object", path=path, field=f"{host.key}.{name}")
         try:
-            entry = host.entry(name, raw, warnings)
-        except ValueError as exc:
-            raise ConfigError(str(exc), path=path, field=f"{host.key}.{name}") from exc
+            entry = host.entry(name, raw, reading)
+        except EntryError as exc:
+            field = f"{name}.{exc.field}"
+            raise ConfigError(
+                exc.message, path=path, line=_line(text, host, name, exc.field), field=field
+            ) from exc
         if entry is not None:
             entries[name] = entry
     try:
-        found, notes, _ = parse_servers_data({host.key: entries}, text, path, env, key=host.key)
+        found, notes, _ = parse_servers_data(
+            {host.key: entries}, text, path, env, key=host.key, skip=(ExpansionError,)
+        )
     except ConfigError as exc:
         if exc.line is None and host.format == "toml" and exc.field:
-            exc.line = _toml_line(text, host.key, exc.field.split(".")[0])
-            raise ConfigError(exc.message, path=path, line=exc.line, field=exc.field) from exc
+            line = _line(text, host, exc.field.split(".")[0])
+            raise ConfigError(exc.message, path=path, line=line, field=exc.field) from exc
         raise
     warnings.extend(notes)
     return found
@@ -187,22 +154,38 @@ def load_project_file(
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read server file: {exc}", path=path) from exc
+    literals: dict[str, str] | None = None
     if key == "servers":
         vscode_inputs(text, path)
-        text = vscode_text(text, path.parent.parent)
     data = parse_json(text, path)
     if isinstance(data, dict) and key != "mcpServers":
         # Theirs, not ours: other top-level keys (`inputs`) are none of our business.
         data = {key: data.get(key)}
-    servers, warnings, _ = parse_servers_data(data, text, path, env, lenient=True, key=key)
+    if key == "servers" and isinstance(data, dict):
+        # Into parsed values only: a `"` or `", "--x` in the folder's name stays its text.
+        data = {key: strings(data[key], lambda s: s.replace("${env:", "${"))}
+        literals = dict.fromkeys(_VSCODE_LITERALS, str(path.parent.parent))
+    servers, warnings, _ = parse_servers_data(
+        data, text, path, env, lenient=True, key=key, literals=literals
+    )
     return servers, warnings
 
 
-def _toml_line(text: str, table: str, name: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip().replace('"', "").startswith(f"[{table}.{name}"):
-            return number
-    return None
+def _line(text: str, host: Host, name: str, field: str | None = None) -> int | None:
+    """The line of a server's table (TOML) or of its field (JSON), best effort."""
+    if host.format == "toml":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip().replace('"', "").startswith(f"[{host.key}.{name}"):
+                return number
+        return None
+    keys = [host.key, name, *([field.split(".")[0]] if field else [])]
+    pos, match = 0, None
+    for key in keys:
+        match = re.compile(re.escape(f'"{key}"') + r"\s*:").search(text, pos)
+        if match is None:
+            return None
+        pos = match.end()
+    return text.count("\n", 0, match.start()) + 1 if match is not None else None
 
 
 def vscode_inputs(text: str, path: Path) -> None:
@@ -216,13 +199,6 @@ def vscode_inputs(text: str, path: Path) -> None:
             line=text.count("\n", 0, match.start()) + 1,
             field=f"input:{match.group(1)}",
         )
-
-
-def vscode_text(text: str, project: Path) -> str:
-    """VS Code's own variables in our terms: `${workspaceFolder}` and `${env:VAR}`."""
-    for theirs, ours in _VSCODE_VARS:
-        text = text.replace(theirs, str(project) if ours == "." else ours)
-    return text
 
 
 def _toml(text: str, path: Path) -> dict:

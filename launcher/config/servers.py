@@ -1,4 +1,4 @@
-"""The server registry file `mcp.json`: parsed into ServerSpecs, and masked for display."""
+"""The server registry file `mcp.json`, parsed into ServerSpecs (shown.py displays them)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from launcher.config.credentials import hide, launch_credentials, url_spans
 from launcher.config.expand import (
-    MASK,
     expand,
-    has_reference,
     mask_secrets,
     unmaskable_warning,
 )
@@ -96,8 +95,14 @@ def parse_servers_data(
     *,
     lenient: bool = False,
     key: str = "mcpServers",
+    skip: tuple[type[ConfigError], ...] = (),
+    literals: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, ServerSpec], list[str], tuple[str, ...]]:
-    """Servers under `key` of a parsed file, its warnings, and its `servers_from` hosts."""
+    """Servers under `key` of a parsed file, its warnings, and its `servers_from` hosts.
+
+    A server whose error is one of `skip` (every error, when `lenient`) is left out with a
+    warning naming it; `literals` are names `${NAME}` stands for as text (expand.py).
+    """
     if not isinstance(data, dict):
         raise ConfigError(f'expected a JSON object {{"{key}": {{...}}}}', path=path, line=1)
     warnings: list[str] = []
@@ -115,15 +120,16 @@ def parse_servers_data(
     if key == "mcpServers":
         hosts = _hosts(data.get(SERVERS_FROM_KEY), path, text)
         for name in data:
-            if name not in (key, SERVERS_FROM_KEY, "sandbox"):  # sandbox: config/sandbox_field.py
+            # sandbox, tool_search: config/sandbox_field.py, config/tool_search_field.py
+            if name not in (key, SERVERS_FROM_KEY, "sandbox", "tool_search"):
                 warnings.append(f"{path}: unknown top-level field '{name}' ignored")
-    parser = _ServerParser(path, text, env, warnings, key)
+    parser = _ServerParser(path, text, env, warnings, key, literals)
     servers: dict[str, ServerSpec] = {}
     for name, raw in servers_raw.items():
         try:
             servers[name] = parser.parse(name, raw)
         except ConfigError as exc:
-            if not lenient:
+            if not (lenient or isinstance(exc, skip)):
                 raise
             warnings.append(f"server skipped: {exc}")
     return servers, warnings, hosts
@@ -150,73 +156,6 @@ def parse_server_entry(
     return _ServerParser(path, text, env, []).parse(name, raw)
 
 
-def masked_launch_spec(spec: ServerSpec) -> dict[str, object]:
-    """The resolved launch spec as a JSON-able dict with every secret shown as `****`.
-
-    Only strings that held a `${VAR}` reference are masked, so literal text from the
-    file is shown as written; an env value that took anything from the environment is
-    masked whole.
-    """
-    raw = spec.raw
-
-    def show(value: str, raw_value: object) -> str:
-        if isinstance(raw_value, str) and not has_reference(raw_value):
-            return value
-        return mask_secrets(value, spec.secrets)
-
-    def raw_map(key: str) -> Mapping[str, object]:
-        value = raw.get(key)
-        return value if isinstance(value, dict) else {}
-
-    shown: dict[str, object] = {"name": spec.name, "type": spec.type}
-    if spec.type == "stdio":
-        raw_args = raw.get("args")
-        raw_args = raw_args if isinstance(raw_args, list) else []
-        raw_env = raw_map("env")
-        shown["command"] = show(spec.command or "", raw.get("command"))
-        shown["args"] = [
-            show(arg, raw_args[i] if i < len(raw_args) else None) for i, arg in enumerate(spec.args)
-        ]
-        shown["env"] = {
-            key: _show_env(value, raw_env.get(key), spec) for key, value in spec.env.items()
-        }
-        shown["cwd"] = show(spec.cwd, raw.get("cwd")) if spec.cwd is not None else None
-    else:
-        raw_headers = raw_map("headers")
-        shown["url"] = show(spec.url or "", raw.get("url"))
-        shown["headers"] = {
-            key: show(value, raw_headers.get(key)) for key, value in spec.headers.items()
-        }
-        if spec.oauth is not None:
-            shown["auth"] = spec.auth
-            shown["oauth"] = {
-                "client_id": spec.oauth.client_id,
-                "client_secret": MASK if spec.oauth.client_secret is not None else None,
-                "scopes": list(spec.oauth.scopes),
-                "client_metadata_url": spec.oauth.client_metadata_url,
-                "grant_type": spec.oauth.grant_type,
-                "private_key": MASK if spec.oauth.private_key is not None else None,
-                "signing_algorithm": spec.oauth.signing_algorithm,
-            }
-    shown.update(
-        startup_timeout=spec.startup_timeout,
-        tool_timeout=spec.tool_timeout,
-        required=spec.required,
-        max_result_bytes=spec.max_result_bytes,
-        source=str(spec.source) if spec.source is not None else None,
-    )
-    return shown
-
-
-def _show_env(value: str, raw_value: object, spec: ServerSpec) -> str:
-    if isinstance(raw_value, str) and not has_reference(raw_value):
-        return value
-    # A value built only from defaults (`${LEVEL:-info}` with LEVEL unset) is file text.
-    if any(secret in value for secret in spec.secrets) or not isinstance(raw_value, str):
-        return MASK
-    return value
-
-
 def _line_of(text: str, *keys: str) -> int | None:
     """Best-effort line of a nested key: each key searched after the previous one."""
     pos = 0
@@ -239,8 +178,10 @@ class _ServerParser(OAuthFields):
         env: Mapping[str, str],
         warnings: list[str],
         root: str = "mcpServers",
+        literals: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.literals = literals
         self.path = path
         self.text = text
         self.env = env
@@ -249,9 +190,11 @@ class _ServerParser(OAuthFields):
         self.name = ""
         self.warned: set[str] = set()  # variables already named as too short to mask
 
-    def error(self, message: str, *keys: str, field: str) -> ConfigError:
+    def error(
+        self, message: str, *keys: str, field: str, kind: type[ConfigError] = ConfigError
+    ) -> ConfigError:
         line = _line_of(self.text, self.root, self.name, *keys)
-        return ConfigError(message, path=self.path, line=line, field=field)
+        return kind(message, path=self.path, line=line, field=field)
 
     def parse(self, name: str, raw: object) -> ServerSpec:
         self.name, self.secrets = name, set()
@@ -293,6 +236,7 @@ class _ServerParser(OAuthFields):
             args = self.string_list(raw, "args")
             env = self.string_map(raw, "env")
             cwd = self.string(raw, "cwd")
+            self.secrets |= launch_credentials(args=args, env=env)
             return ServerSpec(
                 name=name,
                 type="stdio",
@@ -307,12 +251,12 @@ class _ServerParser(OAuthFields):
             )
         url = self.string(raw, "url", required=True) or ""
         if not url.startswith(("http://", "https://")):
+            shown = mask_secrets(hide(url, url_spans(url)), frozenset(self.secrets))
             raise self.error(
-                f"expected an http:// or https:// URL, got '{raw['url']}'",
-                "url",
-                field=f"{name}.url",
+                f"expected an http:// or https:// URL, got '{shown}'", "url", field=f"{name}.url"
             )
         headers = self.string_map(raw, "headers")
+        self.secrets |= launch_credentials(url=url, headers=headers)
         oauth = self.oauth(raw)
         return ServerSpec(
             name=name,
@@ -347,9 +291,9 @@ class _ServerParser(OAuthFields):
 
     def expand(self, value: str, field: str, *keys: str) -> str:
         try:
-            expanded = expand(value, self.env)
+            expanded = expand(value, self.env, self.literals)
         except ExpansionError as exc:
-            raise self.error(str(exc), *keys, field=field) from exc
+            raise self.error(str(exc), *keys, field=field, kind=ExpansionError) from exc
         self.secrets |= expanded.secrets
         for name in sorted(expanded.unmaskable - self.warned):
             self.warned.add(name)

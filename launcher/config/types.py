@@ -101,6 +101,9 @@ class AgentSpec:
     """None: the field is omitted (the config's default, else `on`, applies)."""
     hooks: tuple[HookSpec, ...] = ()
     """Claude Code hooks: the file's `hooks:` and, for a Claude Code agent, its settings'."""
+    tool_search: int | Literal["off"] | None = None
+    """Tools on demand past this many bytes of server tool definitions (config/
+    tool_search_field.py); `off`: never; None: the field is omitted (the config's default)."""
 
 
 @dataclass(frozen=True)
@@ -171,3 +174,5 @@ class Config:
     """Where `subagent.lock.json` is or would be (config/lockfile.py `lock_path`)."""
     sandbox: SandboxSettings | None = None
     """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""
+    tool_search: int | Literal["off"] | None = None
+    """The default `tool_search:` of agents that omit it (`"tool_search"` in mcp.json)."""

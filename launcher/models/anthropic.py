@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ DEFAULT_MAX_TOKENS = 4096
 PROVIDER = "anthropic"
 
 
-def tools_to_wire(tools: list[ToolDef]) -> list[dict[str, Any]]:
+def tools_to_wire(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
     """Our tool definitions as Messages API tools."""
     return [
         {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
@@ -99,7 +100,7 @@ class AnthropicModel(HttpModel):
         if request.system:
             body["system"] = request.system
         if request.tools:
-            body["tools"] = tools_to_wire(request.tools)
+            body["tools"] = self._tools_wire(request.tools, tools_to_wire)
         headers = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",

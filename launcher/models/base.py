@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -51,7 +51,7 @@ class ModelRequest:
 
     system: str
     messages: list[Message]
-    tools: list[ToolDef]
+    tools: Sequence[ToolDef]
     on_text: Callable[[str], Awaitable[None]] | None = None
     resolve_tool: Callable[[str, str], str] | None = None
 

@@ -43,8 +43,13 @@ def create_model(
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
     workspace: Path | None = None,
+    script: str | None = None,
 ) -> Model:
-    """Build the model `spec` names; a created HTTP client is closed by the model's `aclose()`."""
+    """Build the model `spec` names; a created HTTP client is closed by the model's `aclose()`.
+
+    `script`: a `scripted:` spec's text, already read (serve reads a host's file once and
+    hands its text over: the path is then never opened again).
+    """
     provider, sep, name = spec.partition(":")
     if provider not in PROVIDERS:
         raise UsageError(
@@ -60,6 +65,8 @@ def create_model(
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = (workspace or Path.cwd()) / path
+        if script is not None:
+            return ScriptedModel.from_text(script, path, spec=spec)
         return ScriptedModel.from_file(path, spec=spec)
     # The HTTP stack (~60 ms of imports) only for the providers that use it.
     import httpx2

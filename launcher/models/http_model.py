@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
 import httpx2
@@ -11,6 +11,7 @@ from launcher.models.base import ModelResponse
 from launcher.models.credentials import require_key
 from launcher.models.retry import RetryPolicy, post_stream
 from launcher.telemetry import traces
+from launcher.toolset.types import ToolDef
 
 
 class HttpModel:
@@ -37,6 +38,16 @@ class HttpModel:
         self._http = http
         self._owns_http = owns_http
         self._retry = retry or RetryPolicy()
+        self._wire: tuple[Sequence[ToolDef], list[dict[str, Any]]] | None = None
+
+    def _tools_wire(
+        self, tools: Sequence[ToolDef], convert: Callable[[Sequence[ToolDef]], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """`tools` in the provider's shape, converted once per offer (a turn's offer is the
+        same object as the last turn's until the tools change)."""
+        if self._wire is None or self._wire[0] is not tools:
+            self._wire = (tools, convert(tools))
+        return self._wire[1]
 
     async def aclose(self) -> None:
         """Close the HTTP client if this model created it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,7 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 PROVIDER = "openai"
 
 
-def tools_to_wire(tools: list[ToolDef]) -> list[dict[str, Any]]:
+def tools_to_wire(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
     """Our tool definitions as Chat Completions `function` tools."""
     return [
         {
@@ -93,7 +94,7 @@ class OpenAIModel(HttpModel):
             "stream_options": {"include_usage": True},
         }
         if request.tools:
-            body["tools"] = tools_to_wire(request.tools)
+            body["tools"] = self._tools_wire(request.tools, tools_to_wire)
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

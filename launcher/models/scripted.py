@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import yaml
 from launcher.errors import ConfigError
 from launcher.models.base import ModelRequest, ModelResponse, ToolCall
 from launcher.toolset.naming import plain_name
+from launcher.toolset.types import ToolDef
 
 STEP_FIELDS = ("call", "sleep", "say")
 MAX_SLEEP_S = 3600.0
@@ -50,25 +52,35 @@ class ScriptedStep:
 
 
 class ScriptedModel:
-    """Replays a script; records the tool names it was offered each turn in `offered`."""
+    """Replays a script; records the tools it was offered each turn (`offered`: their names)."""
 
     def __init__(self, steps: list[ScriptedStep], *, spec: str = "scripted:") -> None:
         self.spec = spec
         self.steps = steps
         self.turns = 0
-        self.offered: list[list[str]] = []
+        self._offers: list[Sequence[ToolDef]] = []  # each turn's, as given: no copy a turn
         self._last_text = ""
+
+    @property
+    def offered(self) -> list[list[str]]:
+        """The tool names offered each turn, in order."""
+        return [[tool.name for tool in tools] for tools in self._offers]
 
     @classmethod
     def from_file(cls, path: Path, *, spec: str | None = None) -> ScriptedModel:
         """Load and check the script at `path`; bad scripts raise ConfigError."""
         return cls(load_script(path), spec=spec or f"scripted:{path}")
 
+    @classmethod
+    def from_text(cls, text: str, path: Path, *, spec: str) -> ScriptedModel:
+        """Check a script already read from `path` (named in errors, never opened)."""
+        return cls(parse_script(text, path), spec=spec)
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer with the next step; past the last step, end with the last text said."""
         turn = self.turns
         self.turns += 1
-        self.offered.append([tool.name for tool in request.tools])
+        self._offers.append(request.tools)
         if turn >= len(self.steps):
             return ModelResponse(text=self._last_text)
         step = self.steps[turn]
@@ -111,6 +123,11 @@ def load_script(path: Path) -> list[ScriptedStep]:
         raise ConfigError(f"cannot read script: {exc.strerror or exc}", path=path) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read script: not UTF-8 text ({exc.reason})", path=path) from exc
+    return parse_script(text, path)
+
+
+def parse_script(text: str, path: Path) -> list[ScriptedStep]:
+    """Parse a script's text into steps; errors name `path`, line and field."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         return _Parser(path).steps(root)

@@ -84,6 +84,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
     """,
+    # 5: who started a session through serve (owner.py): serve resumes only its own. NULL
+    # for a user's own runs, and for every session stored before this step.
+    """
+    ALTER TABLE sessions ADD COLUMN owner_serve TEXT;
+    ALTER TABLE sessions ADD COLUMN owner_caller TEXT;
+    """,
 )
 """Step N brings the schema from version N-1 to N; never edit a shipped step, append one."""
 

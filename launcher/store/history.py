@@ -10,11 +10,18 @@ from pathlib import Path
 from launcher.errors import RunError, UsageError
 from launcher.models.base import Message, ToolCall
 from launcher.store.db import connect, db_path
-from launcher.store.query import messages, resolve_id
+from launcher.store.owner import Owner
+from launcher.store.query import OWNED_PREFIX_MIN, messages, resolve_id, resolve_owned
 from launcher.store.runlock import claim, is_alive, unclaim
 
 INTERRUPTED = "Interrupted: the launcher ended before this call finished; it may not have run."
 """The answer a resume gives a call whose result was never stored (a killed run)."""
+NOT_OWNED = (
+    "no session this serve started matches `resume`: give a session_id it returned "
+    f"(or at least its first {OWNED_PREFIX_MIN} characters), or `last`"
+)
+"""The one answer for an owner's ref that names none of its sessions: whether no session
+matches or another's does is not told (that would let a caller list every id)."""
 
 
 @dataclass
@@ -30,20 +37,23 @@ class StoredSession:
     messages: list[Message] = field(default_factory=list)
 
 
-def load_resumable(home: Path, ref: str, *, run: bool = True) -> StoredSession:
+def load_resumable(
+    home: Path, ref: str, *, run: bool = True, owner: Owner | None = None
+) -> StoredSession:
     """The stored session `ref` under `home`, to continue; UsageError if none or still running.
 
     `run`: this process continues it, so its run lock is taken before the session is read
     and held for the writer (runlock.claim); of several concurrent resumes exactly one
     runs. Without `run` (serve checking a call before a worker runs it) only checked.
-    RunError if the store cannot be read (damaged, or locked for too long).
+    `owner`: only that owner's sessions, by full id or a long enough prefix (NOT_OWNED
+    otherwise). RunError if the store cannot be read (damaged, or locked for too long).
     """
     try:
         conn = connect(home, create=False)
         if conn is None:
-            raise UsageError("no stored sessions yet: nothing to resume")
+            raise UsageError(NOT_OWNED if owner else "no stored sessions yet: nothing to resume")
         try:
-            session_id = resolve_id(conn, ref)
+            session_id = _resolve(conn, ref, owner)
             lock = claim(home, session_id) if run else None
             if (run and lock is None) or (not run and is_alive(home, session_id)):
                 raise UsageError(
@@ -59,6 +69,15 @@ def load_resumable(home: Path, ref: str, *, run: bool = True) -> StoredSession:
             conn.close()
     except sqlite3.Error as exc:
         raise RunError(f"session store {db_path(home)}: {exc}") from exc
+
+
+def _resolve(conn: sqlite3.Connection, ref: str, owner: Owner | None) -> str:
+    if owner is None:
+        return resolve_id(conn, ref)
+    found = resolve_owned(conn, ref, owner)
+    if found is None:
+        raise UsageError(NOT_OWNED)
+    return found
 
 
 def load_session(conn: sqlite3.Connection, ref: str) -> StoredSession:

@@ -13,6 +13,7 @@ from typing import Any
 
 from launcher.errors import UsageError
 from launcher.store.db import index_new, write
+from launcher.store.owner import Owner
 
 LIST_COLUMNS = (
     "id, agent, model, status, turns, input_tokens, output_tokens, tool_calls,"
@@ -44,6 +45,30 @@ def resolve_id(conn: sqlite3.Connection, ref: str) -> str:
     if not rows:
         raise UsageError(f"no stored session {ref!r} (see `subagent log`)")
     raise UsageError(f"session id {ref!r} is ambiguous; give more of it")
+
+
+OWNED_PREFIX_MIN = 8
+"""The shortest id prefix an owner may name a session by: a shorter one would let a caller
+walk the id space a character at a time."""
+
+
+def resolve_owned(conn: sqlite3.Connection, ref: str, owner: Owner) -> str | None:
+    """The id of `owner`'s session that `ref` names (its full id, or a prefix of at least
+    OWNED_PREFIX_MIN characters unique among `owner`'s sessions); None when it names none
+    of them, whether no session matches or only another's does. UsageError if ambiguous."""
+    if len(ref) < OWNED_PREFIX_MIN:
+        return None
+    rows = conn.execute(
+        "SELECT id FROM sessions WHERE owner_serve = ? AND owner_caller IS ?"
+        " AND id >= ? AND id < ? ORDER BY id LIMIT 2",
+        (owner.serve, owner.caller, ref, ref + "\uffff"),
+    ).fetchall()
+    ids = [str(r[0]) for r in rows]
+    if ref in ids or len(ids) == 1:
+        return ref if ref in ids else ids[0]
+    if ids:
+        raise UsageError(f"session id {ref!r} is ambiguous; give more of it")
+    return None
 
 
 def session_row(row: sqlite3.Row) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from launcher.events import (
 )
 from launcher.store import checkpoint
 from launcher.store.db import connect, index_new, write
+from launcher.store.owner import Owner
 from launcher.store.runlock import RunLock, lock_path, take_claimed
 
 Write = tuple[str, tuple[Any, ...]]
@@ -68,12 +69,19 @@ class StoreSink:
     """Writes one session's events to `logs.db`; never raises into the session."""
 
     def __init__(
-        self, home: Path, *, workspace: Path, config_dir: Path | None, depth: int = 0
+        self,
+        home: Path,
+        *,
+        workspace: Path,
+        config_dir: Path | None,
+        depth: int = 0,
+        owner: Owner | None = None,
     ) -> None:
         self.home = home
         self.workspace = str(workspace)
         self.config_dir = str(config_dir) if config_dir else None
         self.depth = depth  # 0: started by a user or host; n: a sub-agent's child, n deep
+        self.owner = owner  # a new session's starter through serve (None: a user's run)
         self._conn: sqlite3.Connection | None = None
         self._pending: list[Write] = []
         self._session: str | None = None
@@ -133,10 +141,11 @@ class StoreSink:
                 ("UPDATE sessions SET status='running', ended=NULL WHERE id=?", (self._session,))
             )
         else:
+            owner = self.owner
             self._pending.append(
                 (
                     "INSERT INTO sessions(id, agent, config_dir, workspace, started, status,"
-                    " depth) VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                    " depth, owner_serve, owner_caller) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                     (
                         self._session,
                         start.agent,
@@ -144,6 +153,8 @@ class StoreSink:
                         self.workspace,
                         start.ts,
                         self.depth,
+                        owner.serve if owner is not None else None,
+                        owner.caller if owner is not None else None,
                     ),
                 )
             )

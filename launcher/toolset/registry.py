@@ -4,9 +4,12 @@ Plain data: built-in and memory tools, plus one map per server that is replaced
 by diff whenever the server lists its tools. Every update returns its change (the one
 change mechanism: the session turns it into a `tools_changed` event). The gate (the
 session's admission decision, toolset/admission.py) is evaluated for every entry once
-per change and its verdicts kept: `entries` is the active set a turn offers, `admit`
-the call-time answer in one lookup; refused entries stay registered for reporting.
-Where names collide across servers, config order (not listing order) decides.
+per change and its verdicts kept: `entries` is the active set, `offer` the same as a
+turn offers it (made once per change, so a turn with no change does no work per tool),
+`admit` the call-time answer in one lookup; refused entries stay registered for
+reporting. The order is deterministic: built-ins, memory tools, then servers in config
+order (not the order they answered), each server's tools in its own listing order. Where
+names collide across servers, config order (not listing order) decides.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from types import MappingProxyType
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS
 from launcher.toolset.admission import Gate
 from launcher.toolset.naming import DEFAULT_NAMING, ToolNaming, exposed_name
-from launcher.toolset.types import ToolCaller, ToolDef, ToolEntry
+from launcher.toolset.types import Offer, ToolCaller, ToolDef, ToolEntry
 
 NOT_REGISTERED = "not registered"
 
@@ -79,6 +82,9 @@ class ToolRegistry:
         # The gate's verdicts, kept until the next change: refused names and the active set.
         self._reasons: dict[str, str] = {}
         self._admitted: dict[str, ToolEntry] = {}
+        self._offer: Offer | None = None  # made from `_admitted` when a turn first asks
+        self.generation = 0
+        """Counts changes: whatever is derived from the active set is fresh while it holds."""
         # Names handed out before, so a tool that goes and comes back keeps its name.
         self._remembered: dict[tuple[str, str], str] = {}
 
@@ -158,6 +164,8 @@ class ToolRegistry:
                 problem=tool.problem,
                 check=tool.check,
             )
+        if change.empty and list(new) == list(old):
+            return change  # the same tools in the same order: every verdict still holds
         live.clear()
         live.update(new)
         for entry in new.values():
@@ -193,8 +201,14 @@ class ToolRegistry:
 
     def entries(self) -> list[ToolEntry]:
         """Admitted entries (the active set): built-ins, memory tools, then servers in
-        registration order."""
+        config order."""
         return list(self._admitted.values())
+
+    def offer(self) -> Offer:
+        """The active set as a turn offers it; the same object until the next change."""
+        if self._offer is None:
+            self._offer = Offer.of(self._admitted.values())
+        return self._offer
 
     def rejected(self) -> list[tuple[ToolEntry, str]]:
         """Entries the gate rejected, with the reason, in `entries()` order."""
@@ -228,7 +242,11 @@ class ToolRegistry:
 
     def _all_entries(self) -> list[ToolEntry]:
         local = sorted(self._local.values(), key=_local_sort_key)
-        return local + [entry for live in self._servers.values() for entry in live.values()]
+        # Config order, not the order servers answered in: the same config offers the same
+        # list in the same order every run (a provider's prompt cache keys on it).
+        last = len(self._order)
+        servers = sorted(self._servers, key=lambda name: (self._order.get(name, last), name))
+        return local + [entry for name in servers for entry in self._servers[name].values()]
 
     def _new_name(self, server: str, tool: str, taken: _Taken) -> str:
         remembered = self._remembered.get((server, tool))
@@ -263,6 +281,8 @@ class ToolRegistry:
         self._servers[entry.server][entry.tool] = renamed
 
     def _regate(self) -> None:
+        self.generation += 1
+        self._offer = None
         self._reasons = {}
         self._admitted = {}
         for entry in self._all_entries():

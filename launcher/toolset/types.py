@@ -5,10 +5,13 @@ A leaf module like `config` and `events`: everyone may import it. Naming is in n
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
+
+from launcher.events import ToolNames
 
 
 @dataclass
@@ -106,3 +109,36 @@ class CallGuard(Protocol):
         arguments: dict[str, Any],
         proceed: Callable[[dict[str, Any]], Awaitable[ToolResult]],
     ) -> ToolResult: ...
+
+
+@dataclass(frozen=True, eq=False)
+class Offer:
+    """The tools a turn offers the model, made once per change of what is offered and shared
+    by every turn until the next: a turn with no change does no work per tool.
+
+    `defs` is what the provider receives; `names` what `turn_start` lists; `by_name` each
+    offered name's entry (the veto's "offered this turn" and the events' server and tool);
+    `deferred` counts the in-scope tools left to `tool_search` (tools on demand).
+    """
+
+    entries: tuple[ToolEntry, ...] = ()
+    defs: tuple[ToolDef, ...] = ()
+    names: ToolNames = field(default_factory=ToolNames)
+    by_name: Mapping[str, ToolEntry] = field(default_factory=lambda: MappingProxyType({}))
+    deferred: int = 0
+
+    @classmethod
+    def of(cls, entries: Iterable[ToolEntry], *, deferred: int = 0) -> Offer:
+        """The offer of `entries`, in the order given."""
+        listed = tuple(entries)
+        return cls(
+            entries=listed,
+            defs=tuple(ToolDef(e.name, e.description, e.input_schema) for e in listed),
+            names=ToolNames(e.name for e in listed),
+            by_name=MappingProxyType({e.name: e for e in listed}),
+            deferred=deferred,
+        )
+
+
+NO_OFFER = Offer()
+"""What a turn offers when it offers nothing (the wrap-up turn at the turn limit)."""

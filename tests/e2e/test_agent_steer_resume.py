@@ -65,7 +65,7 @@ async def test_steer_arrives_next_turn_and_resume_keeps_history_and_scope(tmp_pa
 
     async def record(event: Event) -> None:
         if isinstance(event, TurnStart):
-            offered.append(event.tools)
+            offered.append(list(event.tools))
 
     bus.subscribe(record)
     session = Session(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from launcher.bridge.stdio import MAX_LINE_BYTES, line_too_long
+from launcher.bridge.lines import MAX_LINE_BYTES, line_too_long
 from tests.e2e.spawn_support import spawn, stub, write_config
 
 HUGE_BYTES = 20_000_000

@@ -18,8 +18,8 @@ expect:
   tools_absent: [bash, "ext:gh/create_*"]
   servers_connected: [gh]
   servers_not_started: [lazy, broken]
-  prompt_contains: [You triage, gh__list_issues]
-  prompt_absent: [gh__create_issue]
+  prompt_contains: [You triage]
+  prompt_absent: [gh__list_issues]
 ---
 You triage.
 """

@@ -49,12 +49,16 @@ class Host:
             self.answers.put(json.loads(line))
 
     def send(self, *messages: dict[str, Any]) -> None:
+        self.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes as they are (lines the host frames itself, valid JSON or not)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def next(self) -> dict[str, Any]:
-        return self.answers.get(timeout=LIMIT_S)
+    def next(self, timeout: float = LIMIT_S) -> dict[str, Any]:
+        return self.answers.get(timeout=timeout)
 
     def close(self) -> None:
         assert self.proc.stdin is not None

@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from launcher.store.history import NOT_OWNED
 from tests.e2e.store_support import log_json
 from tests.e2e.test_serve import LIMIT_S, serve, structured
 
@@ -43,7 +44,7 @@ async def test_a_resumed_spawn_continues_the_stored_session(tmp_path: Path) -> N
     assert not again.is_error, again.content
     assert again.content[0].text == "second answer"
     assert structured(again)["session_id"] == session_id
-    assert unknown.is_error and "no-such-session" in unknown.content[0].text
+    assert unknown.is_error and unknown.content[0].text == NOT_OWNED
     assert other_agent.is_error and "general-purpose" in other_agent.content[0].text
     conv = await anyio.to_thread.run_sync(log_json, tmp_path / "state", session_id)
     said = [(m["role"], m["content"]) for m in conv["messages"] if m["role"] != "tool"]

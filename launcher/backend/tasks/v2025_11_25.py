@@ -8,7 +8,7 @@ by a server middleware (which owns its result) before that check runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -26,7 +26,7 @@ from launcher.events import RunStatus
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The `_meta` key tying a message to its task."""
 
-Spawn = Callable[[dict[str, Any]], SubAgent]
+Spawn = Callable[[dict[str, Any]], Awaitable[SubAgent]]
 """Validates `spawn_subagent` arguments and queues the sub-agent (server.py's one way)."""
 
 
@@ -114,7 +114,7 @@ class LegacyTasks:
             )
         try:
             call = types.CallToolRequestParams.model_validate(params, by_name=False)
-            entry = self.spawn(dict(call.arguments or {}))
+            entry = await self.spawn(dict(call.arguments or {}))
         except (SubagentError, KeyError, TypeError, ValueError):
             # Bad params or arguments: the plain call reports them (an error result or
             # INVALID_PARAMS; pydantic's ValidationError is a ValueError).

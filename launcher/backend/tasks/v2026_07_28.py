@@ -129,7 +129,7 @@ class TasksExtension(Extension):
         if params.name not in TASK_TOOLS or not client_declared(ctx):
             return await call_next(ctx)
         try:
-            entry = self.spawn(dict(params.arguments or {}))
+            entry = await self.spawn(dict(params.arguments or {}))
         except (SubagentError, KeyError, TypeError, ValueError):
             return await call_next(ctx)  # bad arguments: reported as the plain call does
         record = self.store.create(entry, None)
