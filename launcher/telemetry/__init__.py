@@ -47,7 +47,7 @@ NOTHING = _Nothing()
 class Off:
     """No traces: each seam costs one call that returns NOTHING (or its input unchanged).
 
-    Tracing (spans.py) has the same methods; tests/test_telemetry_seams.py holds them equal.
+    Tracing (spans.py) has the same methods; tests/test_telemetry_switch.py holds them equal.
     """
 
     on = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -178,18 +178,24 @@ class Tracing:
             recorder.close()
             span.end()
 
+    def _current(
+        self, name: str, kind: SpanKind, attributes: dict[str, Any]
+    ) -> AbstractContextManager[trace.Span]:
+        # Errors are recorded by the seams (masked), not by the SDK from the raw exception.
+        return self.tracer.start_as_current_span(
+            name,
+            kind=kind,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
+
     @contextmanager
     def chat(self, spec: str) -> Iterator[ChatRecord]:
         """`chat {model}`, current while the model answers (its HTTP request carries it)."""
         provider, _, model = spec.partition(":")
         attributes = {n.OPERATION: n.CHAT, n.PROVIDER: provider, n.REQUEST_MODEL: model}
-        with self.tracer.start_as_current_span(
-            f"{n.CHAT} {model}",
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._current(f"{n.CHAT} {model}", SpanKind.CLIENT, attributes) as span:
             try:
                 yield ChatRecord(span, self.content)
             except BaseException as exc:
@@ -219,13 +225,7 @@ class Tracing:
             attributes[n.TOOL] = tool
         if self.content:
             attributes[n.TOOL_ARGUMENTS] = as_json(arguments)
-        with self.tracer.start_as_current_span(
-            f"{n.EXECUTE_TOOL} {name}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._current(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes) as span:
             yield ToolRecord(span, self.content)
 
     @contextmanager
