@@ -19,6 +19,7 @@ import cli_help
 import fanout
 import grep_engine
 import hooks
+import isolation
 import list_burst
 import peers
 import sandbox
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "sandbox": sandbox.run,
     "hooks": hooks.run,
     "traces": traces.run,
+    "isolation": isolation.run,
 }
 
 

@@ -111,7 +111,7 @@ class Session:
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
-        # Past the ready barrier a required server's failure ends the run (issue 14).
+        # Past the ready barrier a required server's failure ends the run: it was promised.
         self._serving = False
         self._on_required_lost: list[Callable[[str], None]] = []
         self._book = ServerBook(tuple(self.servers))

@@ -128,10 +128,12 @@ class SubagentManager:
         max_turns: int | None,
         workspace: Path | None = None,
         resume: str | None = None,
+        config: dict[str, Any] | None = None,
         script: str | None = None,
     ) -> SubAgent:
         """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
-        as a slot is free. `script`: the text of a host's `scripted:` model, already read."""
+        as a slot is free. `config`: the snapshot it runs with (config/snapshot.py); `script`:
+        the text of a host's `scripted:` model, already read."""
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
         self.agents[entry.id] = entry
         job = Job(
@@ -144,12 +146,18 @@ class SubagentManager:
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
             resume=resume,
+            config=config,
             script=script,
             owner=self.owner.to_json(),
             trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry
+
+    @property
+    def no_lock(self) -> bool:
+        """`serve --no-lock`: workers ignore the config's lock file."""
+        return self._no_lock
 
     def get(self, agent_id: str) -> SubAgent | None:
         return self.agents.get(agent_id)

@@ -40,6 +40,10 @@ class Job:
     """`worktree`: run in a fresh git worktree (None: as the agent's `isolation` says)."""
     label: str | None = None
     """Names the run's worktree branch (batch: the task id; default: the agent)."""
+    config: dict[str, Any] | None = None
+    """The config the run was started with (config/snapshot.py), used instead of a fresh
+    discovery: a nested sub-agent's parent's, a serve worker's serve's. None (batch): the
+    worker discovers its own at its start."""
     script: str | None = None
     """The text of `model`'s script when a host named a `scripted:` file: serve read it
     once, and the worker never opens that path (backend/host_model.py)."""

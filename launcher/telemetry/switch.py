@@ -7,7 +7,7 @@ from collections.abc import Mapping
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 """Either one switches export on (the traces-only one wins where both are set)."""
 FLUSH_LIMIT_S = 5.0
-"""How long a process that ends may spend sending its last spans (issue 32: within 5 s)."""
+"""How long a process that ends may spend sending its last spans (5 s, however it ends)."""
 
 
 def wanted(env: Mapping[str, str]) -> bool:
