@@ -29,6 +29,7 @@ import serve_spawn
 import stdio_lines
 import store
 import stream_mask
+import traces
 import turn_cost
 from _util import Result, Size, load_line, size_arguments, size_of, table
 
@@ -50,6 +51,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
     "hooks": hooks.run,
+    "traces": traces.run,
     "isolation": isolation.run,
 }
 

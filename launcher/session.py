@@ -33,6 +33,7 @@ from launcher.secrets import LiveMask, process_secrets
 from launcher.session_status import ServerBook, ServerStatus
 from launcher.session_tools import local_entries, on_demand, server_tools_sink
 from launcher.state import new_session_id, private_dir
+from launcher.telemetry import traces
 from launcher.toolset.admission import admission, server_config
 from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
@@ -157,7 +158,7 @@ class Session:
         private_dir(self.dir, self.state_home)
         failure: Exception | None = None
         try:
-            with session_sdk_log(self.dir / "sdk.log", self.mask):
+            with session_sdk_log(self.dir / "sdk.log", self.mask), traces().session(self):
                 await self.emit(
                     SessionStart(
                         agent=self.agent.name,

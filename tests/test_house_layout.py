@@ -24,6 +24,7 @@ LEAVES = (
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
+    "telemetry",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

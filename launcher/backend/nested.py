@@ -17,6 +17,7 @@ from typing import Any
 
 from launcher.events import RunStatus
 from launcher.state import state_home
+from launcher.telemetry import traces
 from launcher.tools.delegate import Delegate
 from launcher.toolset.types import ToolResult
 
@@ -52,6 +53,7 @@ def make_delegate(
             workspace=str(workspace),
             depth=depth + 1,
             max_depth=max_depth,
+            trace=traces().carrier(),  # the delegating call's span: the child's parent
         )
         await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
         if entry.status.ok:

@@ -24,6 +24,7 @@ from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
 from launcher.store.owner import Owner
+from launcher.telemetry import traces
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -148,6 +149,7 @@ class SubagentManager:
             config=config,
             script=script,
             owner=self.owner.to_json(),
+            trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry

@@ -50,6 +50,11 @@ class Job:
     owner: dict[str, Any] | None = None
     """Who started the job through serve (store/owner.py's Owner as JSON): stored with a
     new session, and the only owner whose session `resume` may name."""
+    trace: dict[str, str] | None = None
+    """W3C trace context (`traceparent`, `tracestate`) of the span that started the run (a
+    serve request, a delegating tool call): the parent of its `invoke_agent` span."""
+    trace_link: dict[str, str] | None = None
+    """A batch's span: the run is a trace of its own, with a link to it."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

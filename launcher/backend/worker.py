@@ -232,10 +232,13 @@ def _set_name(name: str) -> str:
 def main() -> None:
     """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it;
     `--lean`: preload only what every session needs)."""
+    from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
+    # A worker's parent span comes with its job, never from an inherited TRACEPARENT.
+    traces = telemetry.start(parent_from_env=False)
     spare = SPARE_FLAG in sys.argv[1:]
     if spare:
         name = _set_name(WARMING_NAME)
@@ -252,7 +255,9 @@ def main() -> None:
     except (ValueError, TypeError) as exc:
         _emit_line(AgentEnd(status=RunStatus.ERROR, error=f"bad job: {exc}"))
         os._exit(2)
-    anyio.run(run_job, job)
+    with traces.adopt(job.trace, job.trace_link):
+        anyio.run(run_job, job)
+    traces.shutdown()
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
     # Skip the interpreter's slow SDK teardown; every session resource is closed.

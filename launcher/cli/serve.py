@@ -178,6 +178,9 @@ def run_serve(
 
     from launcher.backend.spare import SparePool
     from launcher.state import state_home
+    from launcher.telemetry import start
+
+    start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
 
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
