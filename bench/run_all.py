@@ -19,6 +19,7 @@ import cli_help
 import fanout
 import grep_engine
 import hooks
+import isolation
 import list_burst
 import peers
 import sandbox
@@ -29,6 +30,7 @@ import serve_spawn
 import stdio_lines
 import store
 import stream_mask
+import traces
 import turn_cost
 from _util import Result, Size, load_line, size_arguments, size_of, table
 
@@ -51,6 +53,8 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
     "hooks": hooks.run,
+    "traces": traces.run,
+    "isolation": isolation.run,
 }
 
 

@@ -77,11 +77,16 @@ async def one_run(
     from launcher.assemble import assemble_session
     from launcher.config.discovery import load_config
     from launcher.events import jsonl_sink
+    from launcher.secrets import forget_learned_secrets, is_secret_name
 
     env = {**VARS, "BENCH_API_KEY": API_KEY} if secrets else {n: "" for n in VARS}
     os.environ.update(env)
     if not secrets:
-        os.environ.pop("BENCH_API_KEY", None)
+        # run_all runs benches in one process: another bench's key (BENCH_TURN_API_KEY,
+        # a learned secret) would make this "no secrets" case mask after all.
+        for name in [n for n in os.environ if is_secret_name(n) and n not in VARS]:
+            os.environ.pop(name)
+        forget_learned_secrets()
     config = load_config(config_dir, cwd=workspace)
     start = time.perf_counter()
     session = assemble_session(config, "talker", workspace=workspace)

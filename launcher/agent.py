@@ -30,6 +30,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
+from launcher.telemetry import traces
 from launcher.toolset.types import CALL_ID, NO_OFFER, CallGuard, Offer, ToolEntry, ToolResult
 
 WRAP_UP_PROMPT = (
@@ -223,7 +224,9 @@ class AgentLoop:
             resolve_tool=self.host.registry.resolve,
         )
         try:
-            response = await self.model.complete(request)
+            with traces().chat(self.model.spec) as chat:
+                response = await self.model.complete(request)
+                chat.reply(request, response)
         except SubagentError:
             raise
         except Exception as exc:
@@ -306,7 +309,8 @@ class AgentLoop:
                     tool=tool,
                 )
             )
-            result = await self._execute(call, offered)
+            with traces().tool(call.id, call.name, server, tool, call.arguments) as traced:
+                result = traced.result(await self._execute(call, offered))
             results[index] = result
             await self.host.emit(
                 ToolResultEvent(
@@ -340,6 +344,7 @@ class AgentLoop:
             return ToolResult("The sub-agent was stopped; this call was not run.", True)
         entry = self.host.veto(call.name, offered)
         if isinstance(entry, str):
+            traces().vetoed(entry)
             return not_available(call.name)
         if not isinstance(call.arguments, dict):
             return ToolResult(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
-from launcher.config.lockfile import load_lock
+from launcher.config.lockfile import Lock, load_lock
 from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
@@ -68,12 +68,14 @@ def assemble_session(
     config_dir: Path | None = None,
     session_id: str | None = None,
     depth: int = 0,
+    pins: Lock | None = None,
     owner: Owner | None = None,
 ) -> Session:
     """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
 
     With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
-    the agent, the session mutes every server tool that does not match the pin. Every
+    the agent, the session mutes every server tool that does not match the pin (`pins`: the
+    lock as the run's config snapshot holds it, instead of the file). Every
     agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
     `session_id` continues a stored session (a resume); `depth` > 0 records a nested
     sub-agent's session (which `last` never names); `owner` records who started it through
@@ -93,7 +95,7 @@ def assemble_session(
     check_start(agent.name, agent_sandbox(agent, None))
     pin = None
     if lock and config.lock_path is not None:
-        found = load_lock(config.lock_path)
+        found = pins if pins is not None else load_lock(config.lock_path)
         pin = found.agents.get(agent.name) if found is not None else None
     home_dir = state_home()
     session = Session(

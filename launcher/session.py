@@ -33,6 +33,7 @@ from launcher.secrets import LiveMask, process_secrets
 from launcher.session_status import ServerBook, ServerStatus
 from launcher.session_tools import local_entries, on_demand, server_tools_sink
 from launcher.state import new_session_id, private_dir
+from launcher.telemetry import traces
 from launcher.toolset.admission import admission, server_config
 from launcher.toolset.naming import naming_for
 from launcher.toolset.registry import ToolRegistry
@@ -110,7 +111,7 @@ class Session:
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
         self._start_aborted = False
-        # Past the ready barrier a required server's failure ends the run (issue 14).
+        # Past the ready barrier a required server's failure ends the run: it was promised.
         self._serving = False
         self._on_required_lost: list[Callable[[str], None]] = []
         self._book = ServerBook(tuple(self.servers))
@@ -157,7 +158,7 @@ class Session:
         private_dir(self.dir, self.state_home)
         failure: Exception | None = None
         try:
-            with session_sdk_log(self.dir / "sdk.log", self.mask):
+            with session_sdk_log(self.dir / "sdk.log", self.mask), traces().session(self):
                 await self.emit(
                     SessionStart(
                         agent=self.agent.name,

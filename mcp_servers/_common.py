@@ -35,11 +35,15 @@ class CallLog:
     def __init__(self, path: Path | None) -> None:
         self._path = path
 
-    def record(self, tool: str, arguments: dict[str, Any]) -> None:
-        """Append `{"tool", "arguments", "ts"}`; a no-op when no log was asked for."""
+    def record(
+        self, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
+    ) -> None:
+        """Append `{"tool", "arguments", "meta", "ts"}` (`meta`: the request's `_meta`, e.g.
+        its `traceparent`); a no-op when no log was asked for."""
         if self._path is None:
             return
-        line = json.dumps({"tool": tool, "arguments": arguments, "ts": time.time()}) + "\n"
+        entry = {"tool": tool, "arguments": arguments, "meta": meta or {}, "ts": time.time()}
+        line = json.dumps(entry, default=str) + "\n"
         # One write on an O_APPEND descriptor keeps lines whole even for concurrent calls.
         fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

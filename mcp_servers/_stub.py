@@ -196,7 +196,7 @@ class StubServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
-        self._call_log.record(params.name, arguments)
+        self._call_log.record(params.name, arguments, dict(ctx.meta or {}))
         spec = self.table.get(params.name)
         if spec is None:
             return _text_result(f"Unknown tool: {params.name}", is_error=True)

@@ -32,6 +32,17 @@ def _forget_learned_secrets() -> Iterator[None]:
     forget_learned_secrets()
 
 
+def _no_traces_unless_asked() -> None:
+    """The suite's own process never exports spans, whatever the developer's shell sets;
+    a test that traces installs its own Tracing (launcher.telemetry.installed)."""
+    from launcher import telemetry
+
+    telemetry.install(telemetry.OFF)
+
+
+_no_traces_unless_asked()
+
+
 def _register_hypothesis_profiles() -> None:
     """`ci` (default): fixed seed, few examples; `long` by hand: HYPOTHESIS_PROFILE=long."""
     import os

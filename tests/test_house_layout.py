@@ -20,9 +20,11 @@ LEAVES = (
     "secrets",
     "state",
     "flock",
+    "gitcmd",
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
+    "telemetry",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {
@@ -49,7 +51,7 @@ SDK_ROOMS = ("bridge", "backend")
 """The only rooms that may import the MCP SDK (`mcp`, `mcp_types`)."""
 MAX_LINES = 450
 ROOM_CAPS = {"session.py": 320, "bridge/connection.py": 320}
-"""Tighter caps where one job kept attracting others (issue 22.3): Session runs a session's
+"""Tighter caps where one job kept attracting others: Session runs a session's
 life, McpConnection owns one server's; log routing, transports, list following and result
 finishing live in modules of their own."""
 
@@ -261,3 +263,32 @@ def test_cli_command_modules_are_small() -> None:
     }
     big = {name: n for name, n in sizes.items() if n > CLI_COMMAND_MAX_LINES}
     assert big == {}, f"cli command modules over {CLI_COMMAND_MAX_LINES} lines: {big}"
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def test_the_architecture_page_draws_the_ranks_this_test_enforces() -> None:
+    """docs/architecture.md's room table is the map: equal to RANKS, room for room."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    table = text.split("<!-- ranks: held equal to tests/test_house_layout.py RANKS -->", 1)[1]
+    drawn: dict[str, int] = {}
+    for line in table.splitlines()[3:]:
+        if not line.startswith("| `"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        drawn[cells[0].strip("`")] = int(cells[1])
+    assert drawn == RANKS
+
+
+def test_module_docstrings_point_to_the_architecture_page_not_elsewhere() -> None:
+    """The design a module refers to is in the repository: never DESIGN.md or an issue."""
+    import re
+
+    stray = [
+        f"{p.relative_to(PACKAGE.parent)}:{n}"
+        for p in modules()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if "DESIGN.md" in line or re.search(r"\bissues? \d", line)
+    ]
+    assert stray == []

@@ -38,12 +38,25 @@ def test_a_repository_without_a_commit_is_a_usage_error(tmp_path: Path) -> None:
         create_worktree(repo, label="x", home=tmp_path / "home")
 
 
-def test_an_unchanged_worktree_is_removed_with_its_branch(tmp_path: Path) -> None:
+def test_set_up_only_reads_the_users_repository(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    before = (git(repo, "for-each-ref"), git(repo, "count-objects", "-v"), worktree_paths(repo))
+    tree = create_worktree(repo, label="agent", home=tmp_path / "home")
+    assert (git(repo, "for-each-ref"), git(repo, "count-objects", "-v")) == before[:2]
+    assert worktree_paths(repo) == before[2]  # no linked worktree: a repository of its own
+    assert (tree.path / ".git").is_dir()
+    assert (tree.workspace / "a.txt").read_text() == "one\n"
+    borrowed = (tree.path / ".git" / "objects" / "info" / "alternates").read_text().split()
+    assert borrowed == [str((repo / ".git" / "objects").resolve())]
+    assert git(tree.path, "rev-parse", "--abbrev-ref", "HEAD").strip() == tree.branch
+    assert git(tree.path, "rev-parse", "HEAD").strip() == tree.base
+    assert git(tree.path, "status", "--porcelain") == ""
+    assert not (tree.path / ".git" / "hooks").exists()  # no template copied in
+
+
+def test_an_unchanged_worktree_is_removed_and_no_branch_is_made(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
     tree = create_worktree(repo, label="agent", home=tmp_path / "home")
-    assert tree.branch in branches(repo)
-    assert tree.path in worktree_paths(repo)
-    assert (tree.workspace / "a.txt").read_text() == "one\n"
 
     end = finish_worktree(tree)
 
@@ -51,14 +64,13 @@ def test_an_unchanged_worktree_is_removed_with_its_branch(tmp_path: Path) -> Non
     assert worktree_paths(repo) == [repo.resolve()]
     assert branches(repo) == []
     assert not tree.path.exists()
+    assert [p.name for p in tree.path.parent.iterdir()] == []  # the finishing git dir is gone
 
 
-def test_a_changed_worktree_is_kept_with_a_diff_stat_and_the_checkout_untouched(
-    tmp_path: Path,
-) -> None:
+def test_a_changed_worktree_is_fetched_as_its_branch_and_left_staged(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/a.txt": "one\n", "b.txt": "b\n"})
     tree = create_worktree(repo / "src", label="task 1/x", home=tmp_path / "home")
-    assert tree.workspace == tree.path / "src"  # the same sub-directory, in the worktree
+    assert tree.workspace == tree.path / "src"  # the same sub-directory, in its repository
     assert tree.branch.startswith("subagent/task-1-x-")
     (tree.workspace / "a.txt").write_text("two\n")
     (tree.workspace / "new.txt").write_text("new\n")  # untracked files count too
@@ -70,19 +82,58 @@ def test_a_changed_worktree_is_kept_with_a_diff_stat_and_the_checkout_untouched(
     assert "2 files changed" in end.diffstat
     assert (repo / "src" / "a.txt").read_text() == "one\n"
     assert git(repo, "status", "--porcelain") == ""
-    assert tree.branch in branches(repo)
+    assert branches(repo) == [tree.branch]
+    # The user's branch holds the change, in objects the user's repository now has.
+    assert git(repo, "show", f"{tree.branch}:src/a.txt") == "two\n"
+    assert git(repo, "rev-parse", f"{tree.branch}^").strip() == tree.base
+    assert git(repo, "fsck", "--no-dangling").strip() == ""
+    # In the run's repository the same change is staged, not committed.
+    assert git(tree.path, "rev-parse", "HEAD").strip() == tree.base
+    assert git(tree.path, "diff", "--cached", "--stat").rstrip() == end.diffstat
+    staged = git(tree.path, "status", "--porcelain").splitlines()
+    assert staged == ["M  src/a.txt", "A  src/new.txt"]
     text = describe(end)
-    assert tree.branch in text and "2 files changed" in text
+    assert tree.branch in text and "2 files changed" in text and "staged, not committed" in text
 
 
-def test_a_commit_of_the_run_counts_as_a_change(tmp_path: Path) -> None:
+def test_a_commit_of_the_run_counts_as_a_change_and_reaches_the_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    tree = create_worktree(repo, label="x", home=tmp_path / "home")
+    (tree.path / "a.txt").write_text("two\n")
+    git(tree.path, "commit", "--quiet", "-am", "by the agent")
+    own = git(tree.path, "rev-parse", "HEAD").strip()
+    (tree.path / "c.txt").write_text("staged\n")
+    end = finish_worktree(tree)
+    assert end.changed is True and end.error is None
+    assert "a.txt" in end.diffstat and "c.txt" in end.diffstat
+    # The run's own commit, then one commit carrying what it left uncommitted.
+    assert git(repo, "rev-parse", f"{tree.branch}^").strip() == own
+    assert git(repo, "log", "--format=%s", "-1", own).strip() == "by the agent"
+    assert git(tree.path, "diff", "--cached", "--name-only").split() == ["c.txt"]
+
+
+def test_a_sha256_repository_gets_a_sha256_repository_of_its_own(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--object-format=sha256")
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "--quiet", "-m", "first")
+    tree = create_worktree(repo, label="x", home=tmp_path / "home")
+    (tree.workspace / "a.txt").write_text("two\n")
+    end = finish_worktree(tree)
+    assert end.error is None and "a.txt" in end.diffstat
+    assert len(git(repo, "rev-parse", tree.branch).strip()) == 64
+
+
+def test_a_commit_alone_is_the_branch_itself(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
     tree = create_worktree(repo, label="x", home=tmp_path / "home")
     (tree.path / "a.txt").write_text("two\n")
     git(tree.path, "commit", "--quiet", "-am", "by the agent")
     end = finish_worktree(tree)
-    assert end.changed is True
-    assert "a.txt" in end.diffstat
+    assert end.changed is True and "a.txt" in end.diffstat
+    assert git(repo, "rev-parse", tree.branch) == git(tree.path, "rev-parse", "HEAD")
 
 
 def test_the_run_leaving_by_an_exception_still_finishes_the_worktree(tmp_path: Path) -> None:

@@ -1,26 +1,37 @@
 """Nested sub-agents: the `subagent` tool's children, each in its own worker process.
 
 A child runs like any serve worker: its servers start at its own session start and end
-with it, its scope comes from its own agent file. Depth is counted down the tree (the
-top agent is depth 0) and bounded by the smallest `max_depth` on the way; a stop or kill
-of the parent closes the child's stdin, which ends the child and, in turn, its children.
+with it, its scope comes from its own agent file — as the top session loaded it: the
+child gets that session's config snapshot and never discovers config itself, so an
+agent file or MCP server the run wrote into the workspace meanwhile is not read. Depth
+is counted down the tree (the top agent is depth 0) and bounded by the smallest
+`max_depth` on the way; a stop or kill of the parent closes the child's stdin, which ends
+the child and, in turn, its children.
 """
 
 from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from launcher.events import RunStatus
 from launcher.state import state_home
+from launcher.telemetry import traces
 from launcher.tools.delegate import Delegate
 from launcher.toolset.types import ToolResult
 
 
 def make_delegate(
-    *, config_dir: str | None, workspace: Path, depth: int, max_depth: int
+    *,
+    config: dict[str, Any],
+    config_dir: str | None,
+    workspace: Path,
+    depth: int,
+    max_depth: int,
 ) -> Delegate:
-    """The Delegate of an agent at `depth` whose tree may go `max_depth` deep."""
+    """The Delegate of an agent at `depth` whose tree may go `max_depth` deep; every child
+    runs with `config` (config/snapshot.py), the config the top session started with."""
 
     async def delegate(agent: str, prompt: str) -> ToolResult:
         # The worker pool is serve's: a plain spawn loads it only when it delegates.
@@ -37,10 +48,12 @@ def make_delegate(
         job = Job(
             prompt=prompt,
             agent=agent,
+            config=config,
             config_dir=config_dir,
             workspace=str(workspace),
             depth=depth + 1,
             max_depth=max_depth,
+            trace=traces().carrier(),  # the delegating call's span: the child's parent
         )
         await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
         if entry.status.ok:

@@ -26,6 +26,7 @@ from launcher.errors import RunError
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
 from launcher.store.owner import Owner
+from launcher.telemetry import traces
 
 STOP_GRACE_S = 15.0
 """How long a stopped worker gets to close its session (its stdio shutdowns are bounded)."""
@@ -165,14 +166,16 @@ class SubagentManager:
         max_turns: int | None,
         workspace: Path | None = None,
         resume: str | None = None,
+        config: dict[str, Any] | None = None,
         script: str | None = None,
         caller: str | None = None,
         can_ask: bool = False,
     ) -> SubAgent:
         """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
-        as a slot is free. `script`: the text of a host's `scripted:` model, already read;
-        `caller`: who asks (its own sub-agents and sessions only); `can_ask`: whether its
-        servers' input requests can reach the host (backend/inputs.py)."""
+        as a slot is free. `config`: the snapshot it runs with (config/snapshot.py); `script`:
+        the text of a host's `scripted:` model, already read; `caller`: who asks (its own
+        sub-agents and sessions only); `can_ask`: whether its servers' input requests can
+        reach the host (backend/inputs.py)."""
         if self.draining:
             raise RunError("serve is shutting down: no new sub-agents")
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent, caller=caller)
@@ -188,12 +191,19 @@ class SubagentManager:
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
             resume=resume,
+            config=config,
             script=script,
             owner=self.owner_of(caller).to_json(),
             ask_host=True,
+            trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
         return entry
+
+    @property
+    def no_lock(self) -> bool:
+        """`serve --no-lock`: workers ignore the config's lock file."""
+        return self._no_lock
 
     def get(self, agent_id: str, caller: str | None = None) -> SubAgent | None:
         """`caller`'s sub-agent `agent_id`; None for another caller's, as for an unknown id."""

@@ -43,6 +43,10 @@ class Job:
     """`worktree`: run in a fresh git worktree (None: as the agent's `isolation` says)."""
     label: str | None = None
     """Names the run's worktree branch (batch: the task id; default: the agent)."""
+    config: dict[str, Any] | None = None
+    """The config the run was started with (config/snapshot.py), used instead of a fresh
+    discovery: a nested sub-agent's parent's, a serve worker's serve's. None (batch): the
+    worker discovers its own at its start."""
     script: str | None = None
     """The text of `model`'s script when a host named a `scripted:` file: serve read it
     once, and the worker never opens that path (backend/host_model.py)."""
@@ -52,6 +56,11 @@ class Job:
     ask_host: bool = False
     """Send the servers' input requests up the pipe (`ask`) and wait for the `answer`
     (serve), rather than answering them in the worker (bridge/elicitation.py)."""
+    trace: dict[str, str] | None = None
+    """W3C trace context (`traceparent`, `tracestate`) of the span that started the run (a
+    serve request, a delegating tool call): the parent of its `invoke_agent` span."""
+    trace_link: dict[str, str] | None = None
+    """A batch's span: the run is a trace of its own, with a link to it."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -177,6 +177,7 @@ class SubagentServer:
         loop keeps answering the host meanwhile.
         """
         from launcher.assemble import resolve_request
+        from launcher.config.snapshot import snapshot_of
 
         schema = catalog.tool_schema("spawn_subagent")
         assert schema is not None
@@ -212,6 +213,8 @@ class SubagentServer:
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
             resume=resume or None,
+            # The worker runs with what serve loaded and checked, never a fresh discovery.
+            config=snapshot_of(config, lock=not self.manager.no_lock),
             script=script,
             caller=caller,
             can_ask=can_ask,

@@ -27,6 +27,7 @@ PRELOAD = (
     "zipfile",
     "launcher.assemble",
     "launcher.config.discovery",
+    "launcher.config.snapshot",
     "launcher.backend.nested",
     "launcher.models.factory",
     "launcher.models.scripted",
@@ -123,7 +124,7 @@ async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
     from launcher.bridge.asking import asking
-    from launcher.config.discovery import load_config, resolve_agent
+    from launcher.config.discovery import resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
     from launcher.store.owner import Owner
@@ -139,7 +140,7 @@ async def run_job(job: Job) -> RunStatus:
             owner = Owner.from_json(job.owner)
             history = load_resumable(state_home(), job.resume, owner=owner) if job.resume else None
             config_dir = Path(job.config_dir) if job.config_dir else None
-            config = load_config(config_dir, cwd=workspace)
+            config, pins, frozen = _config(job, config_dir, workspace)
             agent = history.agent if history is not None else job.agent
             # A resume continues in its stored workspace (the kept worktree, if any).
             isolation = None if history else job.isolation or resolve_agent(config, agent).isolation
@@ -155,8 +156,9 @@ async def run_job(job: Job) -> RunStatus:
                     ext=job.ext,
                     workspace=where,
                     bus=bus,
-                    delegate=_delegate(config, job, where),
-                    lock=not job.no_lock,
+                    delegate=_delegate(config, frozen, job, where),
+                    lock=not job.no_lock and (pins is not None or job.config is None),
+                    pins=pins,
                     config_dir=config_dir,
                     session_id=history.id if history is not None else None,
                     depth=job.depth,
@@ -181,15 +183,34 @@ async def run_job(job: Job) -> RunStatus:
     return status
 
 
-def _delegate(config: Any, job: Job, workspace: Path) -> Any:
-    """The `subagent` tool's runner for this job's agent, one level deeper."""
+def _config(job: Job, config_dir: Path | None, workspace: Path) -> tuple[Any, Any, Any]:
+    """(config, lock pins, snapshot for children): the job's snapshot thawed, or (a batch
+    task) the config discovered now, at the run's start, and frozen for its children."""
+    from launcher.config.snapshot import snapshot_of, thaw
+
+    if job.config is not None:
+        thawed = thaw(job.config)
+        return thawed.config, thawed.lock, job.config
+    from launcher.config.discovery import load_config
+
+    config = load_config(config_dir, cwd=workspace)
+    return config, None, snapshot_of(config, lock=not job.no_lock)
+
+
+def _delegate(config: Any, frozen: dict[str, Any], job: Job, workspace: Path) -> Any:
+    """The `subagent` tool's runner for this job's agent, one level deeper, with the same
+    config snapshot (`frozen`) this run started with."""
     from launcher.backend.nested import make_delegate
 
     spec = config.agents.get(job.agent)
     own = spec.max_depth if spec is not None else 0
     bound = own if job.max_depth is None else min(own, job.max_depth)
     return make_delegate(
-        config_dir=job.config_dir, workspace=workspace, depth=job.depth, max_depth=bound
+        config=frozen,
+        config_dir=job.config_dir,
+        workspace=workspace,
+        depth=job.depth,
+        max_depth=bound,
     )
 
 
@@ -243,10 +264,13 @@ def _set_name(name: str) -> str:
 def main() -> None:
     """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it;
     `--lean`: preload only what every session needs)."""
+    from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
+    # A worker's parent span comes with its job, never from an inherited TRACEPARENT.
+    traces = telemetry.start(parent_from_env=False)
     spare = SPARE_FLAG in sys.argv[1:]
     if spare:
         name = _set_name(WARMING_NAME)
@@ -263,7 +287,9 @@ def main() -> None:
     except (ValueError, TypeError) as exc:
         _emit_line(AgentEnd(status=RunStatus.ERROR, error=f"bad job: {exc}"))
         os._exit(2)
-    anyio.run(run_job, job)
+    with traces.adopt(job.trace, job.trace_link):
+        anyio.run(run_job, job)
+    traces.shutdown()
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
     # Skip the interpreter's slow SDK teardown; every session resource is closed.

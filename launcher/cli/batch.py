@@ -106,15 +106,20 @@ def run_batch_command(
     sink = out.open("a", encoding="utf-8") if out is not None else sys.stdout
 
     async def main() -> Any:
-        return await run_batch(
-            tasks,
-            make_engine(options),
-            out=sink,
-            jobs=jobs,
-            skip=plan.skip,
-            failed_before=plan.failed_before,
-            on_change=bar,
-        )
+        from launcher.telemetry import traces
+
+        with traces().batch(tasks) as span:
+            progress = await run_batch(
+                tasks,
+                make_engine(options),
+                out=sink,
+                jobs=jobs,
+                skip=plan.skip,
+                failed_before=plan.failed_before,
+                on_change=bar,
+            )
+            span.done(progress)
+        return progress
 
     try:
         progress = run_async(main)

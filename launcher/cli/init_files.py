@@ -17,8 +17,8 @@ SERVER = "github"
 AGENT = "triage"
 CONFIG = ".subagent"
 WORKFLOW = Path(".github") / "workflows" / "agents.yml"
-REPOSITORY = "https://github.com/your-org/subagent"
-"""Fallback for the workflow's install line when the package metadata names no repository."""
+REQUIREMENT_VAR = "SUBAGENT_REQUIREMENT"
+"""The repository variable the workflow installs from when init knows no public address."""
 PYTHON_ENV = "SUBAGENT_PYTHON"
 """Overrides the stub server's interpreter (the CI workflow sets it to the runner's)."""
 
@@ -84,12 +84,39 @@ run:
 """
 
 
-def workflow_yaml(install: str) -> str:
-    """`.github/workflows/agents.yml`: `subagent check` with a JUnit report; `install` is
-    the pip requirement that installs subagent."""
-    return f"""# Smoke-test the agents in .subagent/ on every push: offline, a few seconds.
+def install_step(install: str | None) -> str:
+    """The workflow's install step: `install` when init knows one, else the repository
+    variable, failing with what to set when it is empty (never a made-up address)."""
+    if install is not None:
+        return f"""      # Pin it: add @TAG or @COMMIT to a git URL, or install a wheel you keep.
+      - run: pip install "{install}"
+"""
+    return f"""      # subagent installs from a clone or a wheel (see its README): set the
+      # repository variable {REQUIREMENT_VAR} to a pip requirement,
+      # e.g. "subagent @ git+URL@TAG".
+      - name: Install subagent
+        env:
+          {REQUIREMENT_VAR}: ${{{{ vars.{REQUIREMENT_VAR} }}}}
+        run: |
+          if [ -z "${REQUIREMENT_VAR}" ]; then
+            echo "::error::set the repository variable {REQUIREMENT_VAR}"
+            exit 1
+          fi
+          pip install "${REQUIREMENT_VAR}"
+"""
+
+
+def workflow_yaml(install: str | None) -> str:
+    """`.github/workflows/agents.yml`: `subagent check` on every dialect's agents, with a
+    JUnit report; `install` is the pip requirement that installs subagent, if known."""
+    return f"""# Smoke-test the project's agents (.subagent/, .claude/agents/, .pi/ and .agents/
+# agents) on every push: offline, a few seconds.
 name: agents
 on: [push, pull_request]
+# The JUnit report step writes a check run; nothing else is written.
+permissions:
+  contents: read
+  checks: write
 jobs:
   check:
     runs-on: ubuntu-latest
@@ -98,11 +125,10 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      # Pin it: add @TAG or @COMMIT to a git URL, or install a wheel you keep.
-      - run: pip install "{install}"
+{install_step(install)}      # No --config-dir: discovery reads every dialect's project folders
+      # (the runner's home holds none).
       - run: subagent check --junit report.xml
         env:
-          SUBAGENT_CONFIG_DIR: .subagent
           # The stub server runs on the runner's python, not on the one init wrote down.
           {PYTHON_ENV}: ${{{{ env.pythonLocation }}}}/bin/python
       - uses: mikepenz/action-junit-report@v5
@@ -136,16 +162,28 @@ def plan(root: Path, *, ci: bool, python: str) -> list[Planned]:
     return out
 
 
-def install_requirement() -> str:
-    """The pip requirement for subagent: a git URL from the package's own metadata."""
-    from importlib.metadata import PackageNotFoundError, metadata
+def install_requirement() -> str | None:
+    """The pip requirement for subagent, if one is known: the package metadata's public
+    repository, else the VCS URL and commit it was installed from; None otherwise."""
+    import json as json_
+    from importlib.metadata import PackageNotFoundError, distribution
 
-    url = REPOSITORY
     try:
-        for entry in metadata("subagent").get_all("Project-URL") or []:
-            label, _, value = entry.partition(",")
-            if label.strip().lower() == "repository":
-                url = value.strip()
+        dist = distribution("subagent")
     except PackageNotFoundError:
-        pass
-    return f"subagent @ git+{url}"
+        return None
+    for entry in dist.metadata.get_all("Project-URL") or []:
+        label, _, value = entry.partition(",")
+        if label.strip().lower() == "repository":
+            return f"subagent @ git+{value.strip()}"
+    # PEP 610: a `pip install git+URL` records the URL and the commit; a local path or an
+    # editable install records a file: URL that means nothing on a CI runner.
+    try:
+        direct = json_.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        return None
+    url, vcs = direct.get("url", ""), direct.get("vcs_info") or {}
+    # pip records the VCS it installed from (git, hg, svn, bzr) and installs from it again.
+    if vcs.get("vcs") and url.startswith(("https://", "ssh://")) and vcs.get("commit_id"):
+        return f"subagent @ {vcs['vcs']}+{url}@{vcs['commit_id']}"
+    return None

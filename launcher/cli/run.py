@@ -33,7 +33,11 @@ def guarded(fn: Callable[[], int | None]) -> int:
 
 
 def finish(code: int) -> None:
-    """Leave without the interpreter's slow teardown of the SDK (~0.4 s); output flushed first."""
+    """Leave without the interpreter's slow teardown of the SDK (~0.4 s); output and the
+    last spans (when tracing) flushed first."""
+    telemetry = sys.modules.get("launcher.telemetry")  # never imported: nothing to send
+    if telemetry is not None:
+        telemetry.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -77,6 +81,9 @@ def run_async(main: Callable[[], Awaitable[T]]) -> T:
     """Run a command's async body under signal handling on a fresh event loop."""
     import anyio
 
+    from launcher.telemetry import start
+
+    start()  # before the loop: TRACEPARENT, if set, is every task's parent
     # Everything imported so far lives for the whole process: moving it out of the
     # collector's view cut worst-case pauses while listing 2 000 tools from 220 to 83 ms.
     gc.freeze()

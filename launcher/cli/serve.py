@@ -200,8 +200,7 @@ def run_serve(
         driver = driver_for(engine, address)
     root = (workspace or Path.cwd()).resolve()
     listener = check_http(http or HttpOptions())  # before anything loads
-    # A broken config is reported now, loaded as the workers will load it (same hidden
-    # `${VAR}`s); any re-exec that hides them happens before a byte of input is read.
+    # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
     face = None
     if listener is None:
@@ -214,14 +213,15 @@ def run_serve(
 
     from launcher.backend.spare import SparePool
     from launcher.state import state_home
+    from launcher.telemetry import start
 
+    start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
     scripted = tuple(d.resolve() for d in scripted_dirs)
 
     async def main() -> None:
-        # The first spare imports a session's modules on the other core while this process
-        # loads the MCP SDK (~1.5 s): the host's first spawn waits for both at once.
+        # The first spare imports on the other core while the SDK loads here (~1.5 s).
         spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
         if spares is not None:
             await spares.start_now()

@@ -144,6 +144,7 @@ def run_spawn(
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
     from launcher.cli.run import run_async
+    from launcher.config.snapshot import snapshot_of
     from launcher.events import RunStatus, jsonl_sink
     from launcher.worktree import describe, isolated_workspace
 
@@ -161,6 +162,8 @@ def run_spawn(
 
     with isolated_workspace(workspace, mode, label=agent_name, report=report) as where:
         delegate = make_delegate(
+            # Nested sub-agents run with this config, never a fresh discovery.
+            config=snapshot_of(config, lock=not no_lock),
             config_dir=str(config_dir.resolve()) if config_dir else None,
             workspace=where.resolve(),
             depth=0,

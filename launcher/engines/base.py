@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from launcher.backend.protocol import Job, RunState
 from launcher.events import RunStatus
+from launcher.telemetry import traces
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class BatchTask:
 
     def job(self, options: EngineOptions) -> Job:
         """The worker job for this task (its own workspace, model and isolation win over
-        the batch's); its worktree branch, if any, is named after its id."""
+        the batch's); its worktree branch, if any, is named after its id, and its trace
+        links to the batch's span."""
         return Job(
             prompt=self.prompt,
             agent=self.agent,
@@ -41,6 +43,7 @@ class BatchTask:
             workspace=self.workspace or options.workspace,
             isolation=self.isolation or options.isolation,
             label=self.id,
+            trace_link=traces().carrier(),  # the batch's span, current in its task
         )
 
 

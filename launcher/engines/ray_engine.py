@@ -38,7 +38,8 @@ LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 WORKER_LOST_EXIT = 75
 """How a Ray worker leaves when its sub-agent worker died: Ray then retries the task."""
 PASSED_ENV = ("SUBAGENT_HOME", "SUBAGENT_MODEL", "PATH", "HOME")
-"""Driver variables a task's worker needs on its node (model keys travel the same way)."""
+"""Driver variables a task's worker needs on its node (model keys travel the same way, and
+so do the OTEL_* variables: a traced batch's tasks export their spans too)."""
 LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's switch, read when `ray` is imported, between a one-machine cluster (0: its node
 address and every server it starts are 127.0.0.1, as Ray does on macOS and Windows) and
@@ -175,7 +176,7 @@ class RayEngine:
         o = self.options
         job = task.job(o)
         log_path = str(state_home() / "batch" / log_name(task.id))
-        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("OTEL_")}
         start = time.monotonic()
         ref = self._remote.remote(asdict(job), env, log_path)
         try:

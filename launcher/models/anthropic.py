@@ -118,6 +118,7 @@ class AnthropicModel(HttpModel):
 async def _read_stream(response: httpx2.Response, request: ModelRequest) -> ModelResponse:
     blocks: dict[int, _Block] = {}
     usage = Usage()
+    stop_reason: str | None = None
     async for event in iter_sse(response.aiter_lines()):
         data = _decode(event.data)
         kind = data.get("type", event.event)
@@ -136,13 +137,16 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
             await _apply_delta(blocks, data, request)
         elif kind == "message_delta":
             usage = _usage(data.get("usage"), usage)
+            stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
         elif kind == "error":
             error = data.get("error") or {}
             message = error.get("message") or event.data
             raise ModelError(f"{PROVIDER}: error in stream: {error.get('type', '')} {message}")
         elif kind == "message_stop":
             break
-    return _response(blocks, usage)
+    answer = _response(blocks, usage)
+    answer.finish_reason = stop_reason
+    return answer
 
 
 async def _apply_delta(

@@ -63,6 +63,8 @@ class ModelResponse:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    """Why the model stopped, as its provider says it (`stop`, `tool_calls`, `end_turn`...)."""
 
 
 class Model(Protocol):

@@ -10,6 +10,7 @@ import httpx2
 from launcher.models.base import ModelResponse
 from launcher.models.credentials import require_key
 from launcher.models.retry import RetryPolicy, post_stream
+from launcher.telemetry import traces
 from launcher.toolset.types import ToolDef
 
 
@@ -66,7 +67,7 @@ class HttpModel:
             self._http,
             self.provider,
             f"{self.base_url}{path}",
-            headers=headers,
+            headers=traces().headers(headers),  # traceparent: the chat span is current
             body=body,
             handle=handle,
             policy=self._retry,

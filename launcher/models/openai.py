@@ -109,6 +109,7 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
     text: list[str] = []
     calls: dict[int, _PartialCall] = {}
     usage = Usage()
+    finish: str | None = None
     async for event in iter_sse(response.aiter_lines()):
         if event.data.strip() == "[DONE]":
             break
@@ -122,6 +123,7 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
                 output_tokens=int(chunk["usage"].get("completion_tokens") or 0),
             )
         for choice in chunk.get("choices") or []:
+            finish = choice.get("finish_reason") or finish
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
@@ -137,7 +139,9 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
                 partial.name += function.get("name") or ""
                 partial.arguments.append(function.get("arguments") or "")
     tool_calls = [_finish(index, calls[index]) for index in sorted(calls)]
-    return ModelResponse(text="".join(text), tool_calls=tool_calls, usage=usage)
+    return ModelResponse(
+        text="".join(text), tool_calls=tool_calls, usage=usage, finish_reason=finish
+    )
 
 
 def _finish(index: int, partial: _PartialCall) -> ToolCall:

@@ -17,6 +17,7 @@ import anyio
 import httpx2
 
 from launcher.errors import ModelError
+from launcher.telemetry import traces
 
 T = TypeVar("T")
 
@@ -160,7 +161,9 @@ async def post_stream(
             if attempt > 1:
                 message += f" (gave up after {attempt} attempts)"
             raise ModelError(message) from cause
-        await policy.sleep(policy.delay(attempt, retry_after))
+        delay = policy.delay(attempt, retry_after)
+        traces().retry(attempt, message, delay)
+        await policy.sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises")
 
 

@@ -13,6 +13,7 @@ from anyio.abc import ByteReceiveStream
 from launcher.procs import strays
 from launcher.procs.group import end_call_group, spawn_group
 from launcher.secrets import public_environment
+from launcher.telemetry import traces
 from launcher.toolset.types import ToolResult
 
 if TYPE_CHECKING:
@@ -57,8 +58,9 @@ class CappedOutput:
 
 
 def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The launcher's environment minus credentials and the variables it hid as secrets."""
-    return public_environment(base)
+    """The launcher's environment minus credentials and the variables it hid as secrets;
+    when tracing, TRACEPARENT names the tool call's span (the command's parent)."""
+    return traces().child_env(public_environment(base))
 
 
 class GroupGuard(Protocol):

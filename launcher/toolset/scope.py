@@ -1,6 +1,6 @@
 """ToolScope: which tools an agent may see and call, as a pure predicate.
 
-Two layers, after DESIGN.md "Scope semantics". `gate` is the permanent exclusion
+Two layers, after docs/architecture.md and docs/scope.md. `gate` is the permanent exclusion
 (isolation, built-ins not requested, `disallowed_tools`, orchestration tools,
 servers outside `extensions`). `selects` is the `ext:` selection, a function of the
 entry alone, so a tool that registers late is in scope exactly when a selector picks

@@ -33,19 +33,23 @@ POLL_S = 0.05
 LEGACY_PROXY = Path(__file__).with_name("legacy_era_proxy.py")
 MODEL_ENDPOINTS = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 """Model settings a developer's shell may hold that would send a test's model elsewhere."""
+TRACE_CONTEXT = ("TRACEPARENT", "TRACESTATE", "BAGGAGE")
+"""A parent span a developer's shell may hold (OTEL_* variables are dropped as well)."""
 
 
 def cli_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """The one environment every CLI run in these tests gets.
 
     The caller's environment without `SUBAGENT_*`, credential-named variables (the
-    launcher's own rule, `is_secret_name`) and model endpoints; SUBAGENT_HOME at `home`;
-    then `extra` (a value of None removes that variable).
+    launcher's own rule, `is_secret_name`), model endpoints and trace export settings;
+    SUBAGENT_HOME at `home`; then `extra` (a value of None removes that variable).
     """
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("SUBAGENT_") and not is_secret_name(k) and k not in MODEL_ENDPOINTS
+        if not k.startswith(("SUBAGENT_", "OTEL_"))
+        and not is_secret_name(k)
+        and k not in MODEL_ENDPOINTS + TRACE_CONTEXT
     }
     env["SUBAGENT_HOME"] = str(home)
     for name, value in (extra or {}).items():

@@ -122,3 +122,18 @@ def test_help_imports_nothing_beyond_typer_and_the_signatures(subagent: Subagent
     modules = _imported(["--help"], subagent)
     assert set(commands.values()) <= modules
     assert not {"json", "secrets", "launcher.state", "launcher.errors"} & modules
+
+
+def test_without_an_endpoint_nothing_of_opentelemetry_is_imported(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    # Traces are off without OTEL_EXPORTER_OTLP_ENDPOINT: neither the OTel SDK nor its API
+    # is loaded, by `--help` or by a plain spawn that runs an agent and a tool.
+    assert _within(_imported(["--help"], subagent), ("opentelemetry",)) == set()
+    modules = _scripted_spawn_imports(tmp_path, subagent)
+    assert "launcher.telemetry" in modules  # the seams are there, and only the switch
+    assert _within(modules, ("opentelemetry",)) == set()
+    assert _within(modules, ("launcher.telemetry",)) == {
+        "launcher.telemetry",
+        "launcher.telemetry.switch",
+    }

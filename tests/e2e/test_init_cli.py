@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,13 +94,42 @@ def test_init_ci_in_a_new_directory_writes_a_workflow_that_parses(subagent: Suba
     got = subagent.run("init", "project", "--ci")
     assert got.code == 0, got.stderr
     root = subagent.cwd / "project"
-    workflow = yaml.safe_load((root / ".github/workflows/agents.yml").read_text())
+    text = (root / ".github/workflows/agents.yml").read_text()
+    assert "your-" + "org" not in text
+    workflow = yaml.safe_load(text)
+    # The JUnit step writes a check run: the token needs checks: write, and nothing more.
+    assert workflow["permissions"] == {"contents": "read", "checks": "write"}
     steps = workflow["jobs"]["check"]["steps"]
-    runs = [s.get("run", "") for s in steps]
-    assert any(r.startswith("pip install ") for r in runs)
+    # An editable install knows no address a runner can reach: the repository variable.
+    (install,) = [s for s in steps if "pip install" in s.get("run", "")]
+    assert install["env"] == {"SUBAGENT_REQUIREMENT": "${{ vars.SUBAGENT_REQUIREMENT }}"}
+    assert 'pip install "$SUBAGENT_REQUIREMENT"' in install["run"]
+    assert "exit 1" in install["run"]
     (check,) = [s for s in steps if s.get("run", "").startswith("subagent check")]
     assert check["run"] == "subagent check --junit report.xml"
-    assert check["env"]["SUBAGENT_CONFIG_DIR"] == ".subagent"
-    assert "SUBAGENT_PYTHON" in check["env"]
+    assert set(check["env"]) == {"SUBAGENT_PYTHON"}
     assert any("junit" in str(s.get("uses", "")) for s in steps)
     assert "cd project" in got.stdout
+
+
+def test_the_init_ci_check_step_checks_every_dialects_agents(subagent: Subagent) -> None:
+    """The workflow's check step, run as the runner would, reads `.claude/agents/` too."""
+    assert subagent.run("init", "--ci").code == 0
+    workflow = yaml.safe_load((subagent.cwd / ".github/workflows/agents.yml").read_text())
+    (check,) = [
+        s for s in workflow["jobs"]["check"]["steps"] if "subagent check" in s.get("run", "")
+    ]
+    env = {k: sys.executable for k in check["env"]}
+    claude = subagent.cwd / ".claude" / "agents"
+    claude.mkdir(parents=True)
+    reviewer = "---\nname: reviewer\ndescription: Reviews.\ntools: Read, Grep\nexpect:\n"
+    (claude / "reviewer.md").write_text(
+        reviewer + '  prompt_contains: ["never there"]\n---\nReview.\n'
+    )
+    failed = subagent.run(*check["run"].split()[1:], env=env)
+    assert failed.code == 1, failed.stderr
+    assert re.search(r"^reviewer +reviewer +FAIL", failed.stdout, re.M), failed.stdout
+    (claude / "reviewer.md").write_text(reviewer + '  prompt_contains: ["Review."]\n---\nReview.\n')
+    passed = subagent.run(*check["run"].split()[1:], env=env)
+    assert passed.code == 0, passed.stdout + passed.stderr
+    assert "3 passed, 0 failed" in passed.stdout

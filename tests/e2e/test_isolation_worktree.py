@@ -86,13 +86,15 @@ def test_a_batch_of_three_editing_one_file_leaves_three_branches_and_the_checkou
         assert "README.md" in tree["diffstat"] and "1 file changed" in tree["diffstat"]
         assert f"worktree: branch {tree['branch']}" in rows[task_id]["result"]
         text = (Path(tree["path"]) / "README.md").read_text()
-        assert f"{task_id} was here" in text  # each run's own edit, in its own worktree
-    # The unchanged run left nothing: no worktree, no branch.
+        assert f"{task_id} was here" in text  # each run's own edit, in its own repository
+        assert git(repo, "show", f"{tree['branch']}:README.md") == text  # and on its branch
+        assert git(Path(tree["path"]), "diff", "--cached", "--stat").rstrip() == tree["diffstat"]
+    # The unchanged run left nothing: no repository, no branch.
     assert rows["t3"]["worktree"]["changed"] is False
     assert rows["t3"]["worktree"]["path"] is None
-    listed = worktree_paths(repo)
-    assert listed[0] == repo.resolve()
-    assert sorted(map(str, listed[1:])) == sorted(w["path"] for w in kept.values())
+    # No linked worktree: each run had a repository of its own, borrowing the user's objects.
+    assert worktree_paths(repo) == [repo.resolve()]
+    assert git(repo, "fsck", "--no-dangling").strip() == ""
 
 
 def test_batch_isolation_outside_a_repository_is_exit_2_before_any_task(
@@ -141,6 +143,7 @@ def test_spawn_isolation_reports_the_branch_and_an_agent_field_isolates_too(
     tree = events[-1]
     assert tree["changed"] is True and "NEW.md" in tree["diffstat"]
     assert (Path(tree["path"]) / "NEW.md").read_text() == "new\n"
+    assert git(repo, "show", f"{tree['branch']}:NEW.md") == "new\n"
     assert not (repo / "NEW.md").exists()
     assert looked.code == 0, looked.stderr
     end = looked.json_lines()[-1]
@@ -219,4 +222,5 @@ async def test_a_served_isolated_agent_tells_the_host_its_branch(tmp_path: Path)
     assert text.startswith("served done\n\nworktree: branch subagent/careful-")
     assert tree["changed"] is True and "README.md" in tree["diffstat"]
     assert (Path(tree["path"]) / "README.md").read_text() == "served\n"
+    assert git(repo, "show", f"{tree['branch']}:README.md") == "served\n"
     assert (repo / "README.md").read_text() == README

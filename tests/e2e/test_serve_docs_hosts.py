@@ -52,8 +52,10 @@ def launch(section: str, lang: str, text: str) -> tuple[list[str], dict[str, str
         env = {}
         for flag, value in itertools.pairwise(words):
             if flag == "-e":
-                name, _, given = value.partition("=")
-                env[name] = given or "from-the-shell"
+                name, eq, given = value.partition("=")
+                assert eq, f"Claude Code rejects -e {value}: it needs KEY=value"
+                # Claude Code expands ${NAME} from its own environment when it starts serve.
+                env[name] = "from-claude-code" if given == f"${{{name}}}" else given
         return words[words.index("--") + 1 :], env
     if lang == "toml":
         entry = tomllib.loads(text)["mcp_servers"]["subagent"]
@@ -128,3 +130,39 @@ def test_the_snippet_starts_a_serve_that_answers_tools_list(
     tools = {t["name"]: t for t in answers[2]["result"]["tools"]}
     assert "spawn_subagent" in tools
     assert "helper" in tools["spawn_subagent"]["inputSchema"]["properties"]["agent"]["enum"]
+
+
+CLAUDE = Path(__file__).resolve().parents[2] / ".interop" / "node_modules" / ".bin" / "claude"
+"""Claude Code from npm (.ci/install-interop.sh), run where it is installed."""
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="Claude Code not installed (.ci/install-interop.sh)"
+)
+def test_claude_code_accepts_the_add_command_and_writes_the_json_snippet(tmp_path: Path) -> None:
+    """The page's `claude mcp add` runs in the real Claude Code and writes the page's entry."""
+    ((_, _, command),) = [b for b in SNIPPETS if b[:2] == ("Claude Code", "console")]
+    ((_, _, snippet),) = [b for b in SNIPPETS if b[:2] == ("Claude Code", "json")]
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        # Offline: no update check, no telemetry.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    words = shlex.split(command)
+    done = subprocess.run(
+        [str(CLAUDE), *words[1:]],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+    )
+    assert done.returncode == 0 and "Invalid" not in done.stdout + done.stderr, done
+    written = json.loads((project / ".mcp.json").read_text())["mcpServers"]["subagent"]
+    assert written.pop("type") == "stdio"
+    assert written == json.loads(snippet)["mcpServers"]["subagent"]

@@ -1,0 +1,221 @@
+"""Benchmark: what traces cost: a 50-turn spawn exporting ÷ not; `--help` with an endpoint.
+
+1. `subagent spawn` of a 50-turn scripted run, CPU time (user + system of the launcher
+   and what it reaped: its stub server), with OTEL_EXPORTER_OTLP_ENDPOINT at a loopback
+   OTLP receiver ÷ without; each turn one call: to the fast stub's `echo` (an MCP call,
+   so the SDK's client span is exported too), and, as a second case, to the built-in `ls`
+   (no MCP server: the launcher's own start-up is smaller, so the exporter's import
+   weighs more). Median of per-pair ratios, the pairs' order alternating. Goal ≤ 1.05.
+2. The fixed part of (1): `telemetry.start()` in a fresh interpreter, CPU with the endpoint
+   set − unset (the OTel SDK, the OTLP exporter and its `requests`), in seconds; no goal.
+3. `subagent --help` CPU time with the endpoint set ÷ unset (nothing is set up for help);
+   median of per-pair ratios. Goal ≤ 1.02.
+The load average is printed beside them: other work on the machine moves CPU time too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from _util import (
+    Result,
+    Size,
+    bench_main,
+    fast_stub_args,
+    load_line,
+    median,
+    pair_ratios,
+    sized,
+    state_dir,
+)
+from cli_help import check_runs, subagent_cmd
+
+TURNS = 50
+SMOKE_TURNS = 3
+SPAWN_PAIRS = 11
+QUICK_SPAWN_PAIRS = 3
+HELP_PAIRS = 21
+QUICK_HELP_PAIRS = 5
+SPAWN_GOAL = 1.05
+HELP_GOAL = 1.02
+RUN_LIMIT_S = 120.0
+"""Bounds one measured run; a 50-turn scripted spawn takes a few seconds on 2 loaded cores."""
+RECEIVER_POLL_S = 0.05
+"""How often the receiver's serve loop checks for shutdown."""
+
+
+class Sink:
+    """A loopback OTLP/HTTP endpoint that answers 200 and counts what it was sent."""
+
+    def __init__(self) -> None:
+        sink = self
+        self.posts = 0
+        self.bytes = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                sink.posts += 1
+                sink.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+@contextmanager
+def sink() -> Iterator[Sink]:
+    receiver = Sink()
+    thread = threading.Thread(
+        target=receiver.server.serve_forever, args=(RECEIVER_POLL_S,), daemon=True
+    )
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()
+        thread.join()
+
+
+def cpu_seconds(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    """User + system CPU seconds of one run of `cmd` (and of the children it reaped)."""
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        proc.kill()
+        raise
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        assert proc.stderr is not None
+        raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr.read()[-500:]!r}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def write_setup(root: Path, turns: int) -> tuple[Path, Path, Path]:
+    """A config with the fast stub, a `turns`-turn script calling its echo, one calling `ls`."""
+    config = root / "cfg"
+    (config / "agents").mkdir(parents=True)
+    server = {"command": sys.executable, "args": fast_stub_args()}
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": {"fast": server}}))
+    mcp = root / "mcp.yaml"
+    step = "  - call: [{tool: fast__echo, args: {text: 'turn output, a line of text'}}]\n"
+    mcp.write_text("steps:\n" + step * (turns - 1) + "  - say: all turns done\n")
+    builtin = root / "builtin.yaml"
+    step = "  - call: [{tool: ls, args: {path: .}}]\n"
+    builtin.write_text("steps:\n" + step * (turns - 1) + "  - say: all turns done\n")
+    return config, mcp, builtin
+
+
+def pairs(
+    on: tuple[list[str], dict[str, str]],
+    off: tuple[list[str], dict[str, str]],
+    count: int,
+    cwd: Path,
+) -> tuple[list[float], list[float], list[float]]:
+    """`count` interleaved pairs of CPU times (the order turning each pair); their ratios."""
+    ons: list[float] = []
+    offs: list[float] = []
+    for i in range(count):
+        order = ((ons, on), (offs, off)) if i % 2 else ((offs, off), (ons, on))
+        for sample, (cmd, env) in order:
+            sample.append(cpu_seconds(cmd, env, cwd))
+    return ons, offs, pair_ratios(ons, offs)
+
+
+def spread_s(values: list[float]) -> str:
+    return f"{median(values) * 1000:.0f} ms [{min(values) * 1000:.0f}–{max(values) * 1000:.0f}]"
+
+
+def run(size: Size = "full") -> list[Result]:
+    cli = subagent_cmd()
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OTEL_", "SUBAGENT_")) and k != "TRACEPARENT"
+    }
+    results: list[Result] = []
+    turns = sized(size, TURNS, TURNS, SMOKE_TURNS)
+    spawn_pairs = sized(size, SPAWN_PAIRS, QUICK_SPAWN_PAIRS, 1)
+    help_pairs = sized(size, HELP_PAIRS, QUICK_HELP_PAIRS, 1)
+    with state_dir() as root, sink() as receiver:
+        config, mcp_script, builtin_script = write_setup(root, turns)
+        off_env = {**base_env, "SUBAGENT_HOME": str(root / "home"), "SUBAGENT_STORE": "0"}
+        on_env = {**off_env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+        for label, script in (("MCP echo", mcp_script), ("built-in ls", builtin_script)):
+            cmd = [
+                *cli,
+                "spawn",
+                "--config-dir",
+                str(config),
+                "--model",
+                f"scripted:{script}",
+                "go",
+            ]
+            for env in (off_env, on_env):  # warm-up: .pyc files, page cache
+                cpu_seconds(cmd, env, root)
+            before = receiver.posts
+            ons, offs, ratios = pairs((cmd, on_env), (cmd, off_env), spawn_pairs, root)
+            assert receiver.posts > before, "the traced runs exported nothing"
+            print(f"{turns}-turn spawn ({label}): traced {spread_s(ons)}, not {spread_s(offs)}")
+            results.append(
+                Result(
+                    "traces",
+                    f"{turns}-turn spawn, {label} a turn: CPU exporting ÷ not",
+                    median(ratios),
+                    SPAWN_GOAL,
+                    f"on {spread_s(ons)}; off {spread_s(offs)}; {load_line()}",
+                )
+            )
+        start = [sys.executable, "-c", "from launcher import telemetry; telemetry.start()"]
+        ons, offs, _ = pairs((start, on_env), (start, off_env), help_pairs, root)
+        fixed = median([a - b for a, b in zip(ons, offs, strict=True)])
+        print(f"set-up of export: {fixed * 1000:.0f} ms CPU (imports of the SDK and exporter)")
+        results.append(
+            Result(
+                "traces",
+                "set-up of export a process: CPU seconds, endpoint set − unset (no goal)",
+                fixed,
+                None,
+                f"set {spread_s(ons)}; unset {spread_s(offs)}; {load_line()}",
+            )
+        )
+        help_cmd = [*cli, "--help"]
+        check_runs(help_cmd)
+        ons, offs, ratios = pairs((help_cmd, on_env), (help_cmd, off_env), help_pairs, root)
+        print(f"--help: endpoint set {spread_s(ons)}, unset {spread_s(offs)}")
+        results.append(
+            Result(
+                "traces",
+                "`subagent --help` CPU, endpoint set ÷ unset",
+                median(ratios),
+                HELP_GOAL,
+                f"set {spread_s(ons)}; unset {spread_s(offs)}; {load_line()}",
+            )
+        )
+    return results
+
+
+if __name__ == "__main__":
+    bench_main(run, __doc__.splitlines()[0])

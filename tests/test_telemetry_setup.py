@@ -1,0 +1,61 @@
+"""Export set-up from the standard variables: protocol, resource, and what it says when it
+cannot export (the process's global provider is never touched here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from launcher.telemetry import setup
+
+ENDPOINT = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+
+
+def test_grpc_without_its_package_is_said_and_not_exported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    try:
+        import opentelemetry.exporter.otlp.proto.grpc  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the gRPC exporter is installed here")
+    assert setup.exporter({**ENDPOINT, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}) is None
+    assert capsys.readouterr().err == (
+        "subagent: traces: OTEL_EXPORTER_OTLP_ENDPOINT is set with protocol grpc, which needs "
+        "opentelemetry-exporter-otlp-proto-grpc; traces are not exported\n"
+    )
+
+
+def test_the_traces_protocol_variable_wins_and_http_protobuf_is_the_default() -> None:
+    assert setup.protocol({}) == "http/protobuf"
+    assert setup.protocol({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}) == "grpc"
+    both = {
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "HTTP/protobuf",
+    }
+    assert setup.protocol(both) == "http/protobuf"
+
+
+def test_an_unknown_protocol_is_said_and_not_exported(capsys: pytest.CaptureFixture[str]) -> None:
+    assert setup.exporter({**ENDPOINT, "OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"}) is None
+    assert "unknown OTLP protocol 'carrier-pigeon'" in capsys.readouterr().err
+
+
+def test_http_json_is_sent_as_protobuf_and_said(capsys: pytest.CaptureFixture[str]) -> None:
+    exporter = setup.exporter({**ENDPOINT, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
+    assert type(exporter).__module__.startswith("opentelemetry.exporter.otlp.proto.http")
+    assert "http/json is not supported; sending http/protobuf" in capsys.readouterr().err
+
+
+def test_service_name_is_subagent_unless_the_variables_name_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
+    monkeypatch.delenv("OTEL_RESOURCE_ATTRIBUTES", raising=False)
+    assert setup.resource({}).attributes["service.name"] == "subagent"
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attributes,team=infra")
+    resource = setup.resource({})
+    assert resource.attributes["service.name"] == "from-attributes"
+    assert resource.attributes["team"] == "infra"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "my-agents")
+    assert setup.resource({}).attributes["service.name"] == "my-agents"
