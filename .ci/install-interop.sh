@@ -18,7 +18,7 @@ NPM_PACKAGES=(
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-github@2025.4.8"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
-  "@modelcontextprotocol/conformance@0.1.16"
+  "@modelcontextprotocol/conformance@0.2.0-alpha.12"
   # The official TypeScript client and Tasks requester, for serve's Tasks e2e test.
   "@modelcontextprotocol/client@2.4.0"
   "@modelcontextprotocol/ext-tasks@0.2.2"

@@ -25,6 +25,7 @@ import peers
 import sandbox
 import secret_reexec
 import serve_first_answer
+import serve_http
 import serve_spawn
 import stdio_lines
 import store
@@ -44,6 +45,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "batch": batch.run,
     "serve_spawn": serve_spawn.run,
     "serve_first_answer": serve_first_answer.run,
+    "serve_http": serve_http.run,
     "check_jobs": check_jobs.run,
     "secret_reexec": secret_reexec.run,
     "store": store.run,

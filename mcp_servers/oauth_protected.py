@@ -16,7 +16,10 @@ Admin endpoints (no auth; a loopback test fixture only):
 - `POST /admin/expire-access`: expire every access token now;
 - `POST /admin/set?access_ttl=S&refresh_delay=S`: the lifetime of tokens issued from now on,
   and how long each refresh takes (so overlapping refreshes overlap);
-- `POST /admin/mint?client_id=C`: an access token issued out of band (a CI job's secret).
+- `POST /admin/mint?client_id=C`: an access token issued out of band (a CI job's secret);
+- `POST /admin/mint-jwt?sub=S&aud=A[&ttl=S][&issuer=I][&foreign=1]`: a JWT for subject S and
+  audience A, signed with the key `/jwks` publishes (found through
+  `/.well-known/openid-configuration`); `issuer` and `foreign` forge one (refusal tests).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
+    from mcp_servers._jwt_signer import JwtSigner
     from mcp_servers._oauth_provider import AutoApproveProvider
 
     resource = f"{base}/mcp"
@@ -129,6 +133,28 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
         return JSONResponse(
             {"access_ttl": provider.access_ttl_s, "refresh_delay": provider.refresh_delay_s}
         )
+
+    signer = JwtSigner(base)
+
+    @server.custom_route("/jwks", methods=["GET"])
+    async def jwks(request: Request) -> JSONResponse:
+        return JSONResponse(signer.jwks())
+
+    @server.custom_route("/.well-known/openid-configuration", methods=["GET"])
+    async def discovery(request: Request) -> JSONResponse:
+        return JSONResponse(signer.discovery(f"{base}/jwks"))
+
+    @server.custom_route("/admin/mint-jwt", methods=["POST"])
+    async def mint_jwt(request: Request) -> JSONResponse:
+        query = request.query_params
+        token = signer.mint(
+            query["sub"],
+            query["aud"],
+            float(query.get("ttl", "600")),
+            issuer=query.get("issuer"),
+            foreign_key=query.get("foreign") == "1",
+        )
+        return JSONResponse({"access_token": token})
 
     @server.custom_route("/admin/mint", methods=["POST"])
     async def mint(request: Request) -> JSONResponse:

@@ -46,11 +46,16 @@ TASKS_CAPABILITY: dict[str, Any] = {
 """The 2025-11-25 `tasks` server capability: list, cancel, task-augmented tools/call."""
 
 
+def tasks_capability() -> dict[str, Any]:
+    """A copy of TASKS_CAPABILITY (wire form), for one answer to own."""
+    return copy.deepcopy(TASKS_CAPABILITY)
+
+
 def capabilities(version: str) -> dict[str, Any]:
     """The server capabilities `initialize` announces to a client of `version`."""
     out: dict[str, Any] = {"tools": {"listChanged": False}}
     if has_tasks(version):
-        out["tasks"] = copy.deepcopy(TASKS_CAPABILITY)
+        out["tasks"] = tasks_capability()
     return out
 
 

@@ -13,14 +13,16 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 
 from launcher.backend import protocol
+from launcher.backend.inputs import HostInputs
 from launcher.backend.protocol import Job, RunState
 from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
+from launcher.errors import RunError
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
 from launcher.store.owner import Owner
@@ -43,6 +45,31 @@ KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 its servers)."""
 
 
+class Remote(Protocol):
+    """A worker run by a Driver elsewhere: control lines in, and a forced end."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Deliver one control message (protocol.py) to the worker."""
+        ...
+
+    async def kill(self) -> None:
+        """End the worker now (it did not stop in time)."""
+        ...
+
+
+class Driver(Protocol):
+    """Runs jobs somewhere other than local workers (`serve --engine ray`)."""
+
+    async def __call__(self, entry: SubAgent, job: Job, log_path: Path) -> None:
+        """Run `job`: fold its worker's lines into `entry` (fold_line), bind its inputs'
+        replies, set its `remote`; return when the run has ended."""
+        ...
+
+    async def aclose(self) -> None:
+        """Serve ends: let go of what the driver holds."""
+        ...
+
+
 @dataclass(kw_only=True)
 class SubAgent(RunState):
     """One sub-agent's state as `get_subagent_result` reports it."""
@@ -57,6 +84,12 @@ class SubAgent(RunState):
     """Called with each worker event after it is folded in (must not block)."""
     task: bool = False
     """Owned by an MCP task: dropped after the task's ttl, not by KEEP_ENDED."""
+    remote: Remote | None = None
+    """Its worker's control when it runs elsewhere (a Ray node); else `process` is it."""
+    caller: str | None = None
+    """Who spawned it (an HTTP caller; None on stdio): only they see, steer or stop it."""
+    inputs: HostInputs = field(default_factory=HostInputs)
+    """Its servers' input requests waiting for the host (backend/inputs.py)."""
 
     def snapshot(self) -> dict[str, Any]:
         """The structured result: agent_id, status, result, usage, turns, session_id (the
@@ -93,8 +126,10 @@ class SubagentManager:
         spares: SparePool | None = None,
         keep_ended: int = KEEP_ENDED,
         expired_memory: int = EXPIRED_MEMORY,
+        driver: Driver | None = None,
     ) -> None:
         self._tg = tg
+        self._driver = driver
         self._keep_ended = keep_ended
         self._expired_memory = expired_memory
         self._no_lock = no_lock
@@ -106,8 +141,11 @@ class SubagentManager:
         self.default_model = default_model
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self.agents: dict[str, SubAgent] = {}
-        self.expired: OrderedDict[str, None] = OrderedDict()
-        """Ids dropped after their ttl (bounded: only the latest `expired_memory`)."""
+        self.draining = False
+        """Set by drain(): spawn refuses, serve is on its way out."""
+        self.expired: OrderedDict[str, str | None] = OrderedDict()
+        """Ids dropped after their ttl, with whose they were (bounded: only the latest
+        `expired_memory`)."""
         self._ended: deque[str] = deque()
         """Ended sub-agents that are not tasks, oldest first (at most `keep_ended`)."""
         # Workers started ahead of the next spawn (`spares`: a pool whose first spares serve
@@ -130,11 +168,18 @@ class SubagentManager:
         resume: str | None = None,
         config: dict[str, Any] | None = None,
         script: str | None = None,
+        caller: str | None = None,
+        can_ask: bool = False,
     ) -> SubAgent:
         """Queue a sub-agent (a stored session's continuation with `resume`); it runs as soon
         as a slot is free. `config`: the snapshot it runs with (config/snapshot.py); `script`:
-        the text of a host's `scripted:` model, already read."""
-        entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent)
+        the text of a host's `scripted:` model, already read; `caller`: who asks (its own
+        sub-agents and sessions only); `can_ask`: whether its servers' input requests can
+        reach the host (backend/inputs.py)."""
+        if self.draining:
+            raise RunError("serve is shutting down: no new sub-agents")
+        entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent, caller=caller)
+        entry.inputs.can_ask = can_ask
         self.agents[entry.id] = entry
         job = Job(
             prompt=prompt,
@@ -148,7 +193,8 @@ class SubagentManager:
             resume=resume,
             config=config,
             script=script,
-            owner=self.owner.to_json(),
+            owner=self.owner_of(caller).to_json(),
+            ask_host=True,
             trace=traces().carrier(),  # the host's request (its `_meta.traceparent`) is current
         )
         self._tg.start_soon(self._run, entry, job, name=f"subagent:{entry.id}")
@@ -159,13 +205,32 @@ class SubagentManager:
         """`serve --no-lock`: workers ignore the config's lock file."""
         return self._no_lock
 
-    def get(self, agent_id: str) -> SubAgent | None:
-        return self.agents.get(agent_id)
+    def get(self, agent_id: str, caller: str | None = None) -> SubAgent | None:
+        """`caller`'s sub-agent `agent_id`; None for another caller's, as for an unknown id."""
+        entry = self.agents.get(agent_id)
+        return entry if entry is not None and entry.caller == caller else None
+
+    def has_expired(self, agent_id: str, caller: str | None = None) -> bool:
+        """Whether `caller`'s sub-agent `agent_id` was dropped (another's reads as unknown)."""
+        return agent_id in self.expired and self.expired[agent_id] == caller
+
+    def owner_of(self, caller: str | None) -> Owner:
+        """The store's owner record of sessions `caller` starts through this serve."""
+        return Owner(serve=self.owner.serve, caller=caller)
+
+    async def drain(self) -> None:
+        """No new sub-agents from now on; stop every one that runs or waits, concurrently,
+        and return once each has ended (its worker, and so its servers, gone)."""
+        self.draining = True
+        async with anyio.create_task_group() as tg:
+            for entry in list(self.agents.values()):
+                if not entry.done.is_set():
+                    tg.start_soon(self.stop, entry)
 
     def forget(self, agent_id: str) -> None:
         """Drop an ended sub-agent and its result (a task past its ttl, or beyond KEEP_ENDED)."""
-        self.agents.pop(agent_id, None)
-        self.expired[agent_id] = None
+        entry = self.agents.pop(agent_id, None)
+        self.expired[agent_id] = entry.caller if entry is not None else None
         while len(self.expired) > self._expired_memory:
             self.expired.popitem(last=False)
 
@@ -176,17 +241,21 @@ class SubagentManager:
     async def stop(self, entry: SubAgent) -> None:
         """Stop the sub-agent and wait until its worker (and so its servers) is gone."""
         entry.stop_requested = True
-        if entry.process is None and entry.status is RunStatus.QUEUED:
+        if entry.process is None and entry.remote is None and entry.status is RunStatus.QUEUED:
             entry.status = RunStatus.STOPPED
             entry.done.set()
             return
+        await entry.inputs.release()  # a run held on its host's answer must hear the stop
         await self._send(entry, protocol.stop())
         with anyio.move_on_after(STOP_GRACE_S):
             await entry.done.wait()
-        if not entry.done.is_set() and entry.process is not None:
+        if not entry.done.is_set() and (entry.process or entry.remote) is not None:
             # It did not stop in time: end it (its watchdog then ends its servers).
             with anyio.CancelScope(shield=True):
-                await stop_group(entry.process, KILL_LADDER)
+                if entry.remote is not None:
+                    await entry.remote.kill()
+                elif entry.process is not None:
+                    await stop_group(entry.process, KILL_LADDER)
             with anyio.move_on_after(KILL_WAIT_S):
                 await entry.done.wait()
         if not entry.final:
@@ -194,6 +263,9 @@ class SubagentManager:
 
     async def _send(self, entry: SubAgent, message: dict[str, Any]) -> None:
         if entry.final:
+            return
+        if entry.remote is not None:
+            await entry.remote.send(message)
             return
         if entry.process is None or entry.process.stdin is None:
             entry.pending.append(message)
@@ -233,7 +305,27 @@ class SubagentManager:
 
     async def _drive(self, entry: SubAgent, job: Job) -> None:
         log_path = self._logs / f"{entry.id}.log"
-        await drive_worker(entry, job, log_path=log_path, spares=self._spares)
+        if self._driver is not None:
+            await self._driver(entry, job, log_path)
+        else:
+            await drive_worker(entry, job, log_path=log_path, spares=self._spares)
+
+
+async def fold_line(entry: SubAgent, raw: bytes | str, tg: anyio.abc.TaskGroup) -> None:
+    """One line from a worker: an event folded into `entry` (and shown to its watchers), or
+    an input request held for the host."""
+    message = protocol.decode(raw)
+    if message is None:
+        return
+    if message.get("op") == protocol.ASK:
+        request = message.get("request")
+        await entry.inputs.offer(
+            str(message.get("id")), request if isinstance(request, dict) else {}, tg
+        )
+        return
+    entry.observe(message)
+    for watch in entry.watchers:
+        watch(message)
 
 
 async def drive_worker(
@@ -261,20 +353,26 @@ async def drive_worker(
         late, entry.pending = entry.pending, []  # queued while the job was written
         if late:
             await process.stdin.send(b"".join(protocol.encode(m) for m in late))
-        buffer = b""
-        async for chunk in process.stdout:
-            buffer += chunk
-            *complete, buffer = buffer.split(b"\n")
-            for raw in complete:
-                event = protocol.decode(raw)
-                if event is not None:
-                    entry.observe(event)
-                    for watch in entry.watchers:
-                        watch(event)
+        stdin = process.stdin
+
+        async def reply(request_id: str, result: dict[str, Any] | None) -> None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await stdin.send(protocol.encode(protocol.answer(request_id, result)))
+
+        entry.inputs.bind(reply)
+        async with anyio.create_task_group() as tg:
+            buffer = b""
+            async for chunk in process.stdout:
+                buffer += chunk
+                *complete, buffer = buffer.split(b"\n")
+                for raw in complete:
+                    await fold_line(entry, raw, tg)
+            tg.cancel_scope.cancel()  # the worker is gone: no held request can be answered
     finally:
         with anyio.CancelScope(shield=True):
             await stop_group(process, WORKER_LADDER)
         if spare is not None:
             spare.merge_log()
+        entry.inputs.pending.clear()
         if not entry.final:
             entry.error = f"worker exited unexpectedly (status {process.returncode})"

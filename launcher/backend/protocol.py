@@ -1,8 +1,9 @@
 """The pipe between serve (pool.py) and a worker (worker.py), defined once for both sides.
 
 JSON lines. Down the worker's stdin: first the Job, then control messages (`steer`,
-`stop`). Up its stdout: the session's event stream (events.py's JSON form). Stdin EOF
-means the driver is gone: the worker stops and closes its session.
+`stop`, `answer`). Up its stdout: the session's event stream (events.py's JSON form), and
+`ask` messages (an input request of one of its MCP servers, for the host; the only lines
+with an `op`). Stdin EOF means the driver is gone: the worker stops and closes its session.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from launcher.events import RunStatus
 
 STEER = "steer"
 STOP = "stop"
+ASK = "ask"
+ANSWER = "answer"
 
 
 @dataclass
@@ -50,6 +53,9 @@ class Job:
     owner: dict[str, Any] | None = None
     """Who started the job through serve (store/owner.py's Owner as JSON): stored with a
     new session, and the only owner whose session `resume` may name."""
+    ask_host: bool = False
+    """Send the servers' input requests up the pipe (`ask`) and wait for the `answer`
+    (serve), rather than answering them in the worker (bridge/elicitation.py)."""
     trace: dict[str, str] | None = None
     """W3C trace context (`traceparent`, `tracestate`) of the span that started the run (a
     serve request, a delegating tool call): the parent of its `invoke_agent` span."""
@@ -76,6 +82,16 @@ def steer(message: str) -> dict[str, Any]:
 def stop() -> dict[str, Any]:
     """A control message: stop the agent and close the session."""
     return {"op": STOP}
+
+
+def ask(request_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Up the pipe: an input request (`{"method", "params"}`, wire JSON) for the host."""
+    return {"op": ASK, "id": request_id, "request": request}
+
+
+def answer(request_id: str, result: dict[str, Any] | None) -> dict[str, Any]:
+    """Down the pipe: the host's answer to `ask` `request_id` (None: answer it yourself)."""
+    return {"op": ANSWER, "id": request_id, "result": result}
 
 
 def encode(message: dict[str, Any]) -> bytes:

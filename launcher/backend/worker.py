@@ -57,7 +57,8 @@ PR_GET_NAME = 16
 
 
 class Control:
-    """Steer/stop messages that arrive before or during the run reach the loop.
+    """Steer/stop messages that arrive before or during the run reach the loop; answers
+    reach the input request that asked.
 
     A stop also cuts the session's start-up short: a worker told to stop while its
     servers are still connecting must not wait for their start-up timeouts.
@@ -67,6 +68,21 @@ class Control:
         self.loop: Any = None
         self.session: Any = None
         self.pending: list[dict[str, Any]] = []
+        self.asked: dict[str, tuple[anyio.Event, list[dict[str, Any] | None]]] = {}
+        self._asks = 0
+
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Put an input request to serve's host (bridge/elicitation.Asker); its answer."""
+        self._asks += 1
+        request_id = f"in-{self._asks}"
+        got: tuple[anyio.Event, list[dict[str, Any] | None]] = (anyio.Event(), [])
+        self.asked[request_id] = got
+        try:
+            _write_line(protocol.encode(protocol.ask(request_id, request)).decode())
+            await got[0].wait()
+        finally:
+            self.asked.pop(request_id, None)
+        return got[1][0] if got[1] else None
 
     def attach(self, loop: Any) -> None:
         self.loop = loop
@@ -75,7 +91,13 @@ class Control:
         self.pending.clear()
 
     def apply(self, message: dict[str, Any]) -> None:
-        if self.loop is None:
+        if message.get("op") == protocol.ANSWER:
+            waiting = self.asked.get(str(message.get("id")))
+            if waiting is not None:
+                result = message.get("result")
+                waiting[1].append(result if isinstance(result, dict) else None)
+                waiting[0].set()
+        elif self.loop is None:
             self.pending.append(message)
         elif message.get("op") == protocol.STEER:
             self.loop.steer(str(message.get("message", "")))
@@ -90,6 +112,8 @@ async def _read_control(control: Control) -> None:
         line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         if not line:
             control.apply(protocol.stop())
+            for event, _ in control.asked.values():
+                event.set()  # nobody will answer: each falls back to its own answer
             return
         message = protocol.decode(line)
         if message is not None:
@@ -99,6 +123,7 @@ async def _read_control(control: Control) -> None:
 async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
+    from launcher.bridge.asking import asking
     from launcher.config.discovery import resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
@@ -119,9 +144,12 @@ async def run_job(job: Job) -> RunStatus:
             agent = history.agent if history is not None else job.agent
             # A resume continues in its stored workspace (the kept worktree, if any).
             isolation = None if history else job.isolation or resolve_agent(config, agent).isolation
-            with isolated_workspace(
-                workspace, isolation, label=job.label or agent, report=_emit_line
-            ) as where:
+            with (
+                isolated_workspace(
+                    workspace, isolation, label=job.label or agent, report=_emit_line
+                ) as where,
+                asking(control.ask) if job.ask_host else contextlib.nullcontext(),
+            ):
                 session = assemble_session(
                     config,
                     agent,
@@ -187,8 +215,12 @@ def _delegate(config: Any, frozen: dict[str, Any], job: Job, workspace: Path) ->
 
 
 def _emit_line(event: Event) -> None:
+    _write_line(event.to_json() + "\n")
+
+
+def _write_line(line: str) -> None:
     with contextlib.suppress(OSError, ValueError):
-        sys.stdout.write(event.to_json() + "\n")
+        sys.stdout.write(line)
         sys.stdout.flush()
 
 

@@ -1,7 +1,6 @@
-"""Answer server elicitation requests without a human: accept with the schema's defaults.
-
-A sub-agent runs unattended, so a form is accepted with every default the server
-declared; URL-mode requests (which need a person in a browser) are declined.
+"""Answer server elicitation requests: the host's answer when one can be asked (see
+asking.py), else without a human: a form accepted with the schema's defaults, URL mode
+declined.
 """
 
 from __future__ import annotations
@@ -9,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as types
+from pydantic import ValidationError
+
+from launcher.bridge.asking import host_asker
 
 
 def schema_defaults(schema: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +28,17 @@ def schema_defaults(schema: dict[str, Any]) -> dict[str, Any]:
 async def accept_with_defaults(
     context: Any, params: types.ElicitRequestParams
 ) -> types.ElicitResult:
-    """The SDK's elicitation callback: form mode accepted with defaults, URL mode declined."""
+    """The SDK's elicitation callback: the host's answer when one is asked, else form mode
+    accepted with defaults and URL mode declined."""
+    ask = host_asker()
+    if ask is not None:
+        wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        answer = await ask({"method": "elicitation/create", "params": wire})
+        if answer is not None:
+            try:
+                return types.ElicitResult.model_validate(answer)
+            except ValidationError:
+                return types.ElicitResult(action="decline")  # a malformed answer: no data
     if isinstance(params, types.ElicitRequestFormParams):
         return types.ElicitResult(action="accept", content=schema_defaults(params.requested_schema))
     return types.ElicitResult(action="decline")

@@ -97,6 +97,40 @@ NoLock = Annotated[
 ]
 
 
+HttpListen = Annotated[
+    str | None,
+    typer.Option(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp, not stdio (HOST: 127.0.0.1).",
+    ),
+]
+TokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        metavar="FILE",
+        help="With --http: bearer tokens, a 'CALLER TOKEN' line each (mode 600).",
+    ),
+]
+AuthIssuer = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-issuer",
+        metavar="URL",
+        help="With --http: accept JWTs from this OAuth issuer (the caller is 'sub').",
+    ),
+]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        metavar="URL",
+        help="With --auth-issuer: the URL hosts reach serve at (the JWTs' audience).",
+    ),
+]
+
+
 def exit_with(fn: Callable[[], int | None], *, fast: bool = False) -> None:
     """Run a command body through the one exit-code map; `fast` skips interpreter teardown."""
     from launcher.cli.run import finish, guarded

@@ -1,15 +1,19 @@
-"""`subagent serve`: the MCP backend on stdio, whose tools spawn and steer sub-agents.
+"""`subagent serve`: the MCP backend on stdio (or HTTP), whose tools spawn and steer sub-agents.
 
 A host waits for serve's first answer, so the console script parses plain arguments with
 `parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
 face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
 `command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
+`--http` goes through typer (no host waits on a pipe); starlette and uvicorn load only then.
 """
 
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launcher.backend.callers import HttpOptions
 
 MAX_CONCURRENT_DEFAULT = 4
 TASK_TTL_DEFAULT_S = 3600.0
@@ -93,10 +97,14 @@ def command() -> Callable[..., None]:
     import typer
 
     from launcher.cli.options import (
+        AuthIssuer,
         ConfigDir,
+        HttpListen,
         NoLock,
+        PublicUrl,
         SandboxOpt,
         ServersFrom,
+        TokenFile,
         Workspace,
         exit_with,
     )
@@ -132,8 +140,23 @@ def command() -> Callable[..., None]:
             ),
         ] = None,
         sandbox: SandboxOpt = None,
+        http: HttpListen = None,
+        token_file: TokenFile = None,
+        auth_issuer: AuthIssuer = None,
+        public_url: PublicUrl = None,
+        engine: Annotated[str, typer.Option("--engine", help="local (workers) or ray.")] = "local",
+        address: Annotated[
+            str | None, typer.Option("--address", help="With --engine ray: its cluster.")
+        ] = None,
     ) -> None:
-        """Serve MCP on stdio: tools that spawn, query, steer and stop sub-agents."""
+        """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
+
+        from launcher.backend.callers import HttpOptions
+
+        web = HttpOptions(http, token_file, auth_issuer, public_url)
+        # Only what was given, so a plain command line's keywords stay parse_fast's.
+        more: dict[str, Any] = {"http": web} if web != HttpOptions() else {}
+        more |= {"engine": engine, "address": address} if engine != "local" or address else {}
 
         def body() -> int:
             return run_serve(
@@ -144,6 +167,7 @@ def command() -> Callable[..., None]:
                 workspace=workspace,
                 no_lock=no_lock,
                 scripted_dirs=list(scripted_dir or []),
+                **more,
             )
 
         exit_with(body, fast=True)
@@ -160,19 +184,30 @@ def run_serve(
     workspace: Path | None,
     no_lock: bool,
     scripted_dirs: list[Path],
+    http: "HttpOptions | None" = None,
+    engine: str = "local",
+    address: str | None = None,
 ) -> int:
-    """Load the config, open the early face on stdio, then load the SDK and serve until EOF."""
+    """Load the config, then serve on stdio (early face, then the SDK) or HTTP till a drain."""
+    from launcher.backend.callers import HttpOptions, check_http
     from launcher.backend.catalog import agents_of
-    from launcher.backend.early import EarlyAnswers, EarlyFace
     from launcher.cli.loading import load
 
+    driver = None
+    if engine != "local" or address:
+        from launcher.engines.ray_serve import driver_for
+
+        driver = driver_for(engine, address)
     root = (workspace or Path.cwd()).resolve()
-    # A broken config is reported now, not at the first spawn; loaded as the workers will
-    # load it (from the workspace), so the same `${VAR}`s are hidden. Any re-exec that
-    # hides them happens here, before a byte of the host's input is read.
+    listener = check_http(http or HttpOptions())  # before anything loads
+    # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
-    face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
-    face.start()
+    face = None
+    if listener is None:
+        from launcher.backend.early import EarlyAnswers, EarlyFace
+
+        face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
+        face.start()
 
     import anyio
 
@@ -181,20 +216,18 @@ def run_serve(
     from launcher.telemetry import start
 
     start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
-
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
     scripted = tuple(d.resolve() for d in scripted_dirs)
 
     async def main() -> None:
-        # The first spare starts now and imports a session's modules on the other core while
-        # this process loads the MCP SDK below (~1.5 s): the host's first spawn, which waits
-        # for both, no longer waits for one after the other.
-        spares = SparePool(workspace=root, log_dir=home / "serve")
-        await spares.start_now()
-        from launcher.backend.server import serve
+        # The first spare imports on the other core while the SDK loads here (~1.5 s).
+        spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
+        if spares is not None:
+            await spares.start_now()
+        from launcher.backend import runtime
 
-        await serve(
+        opts = runtime.ServeOptions(
             config_dir=config_path,
             workspace=root,
             state_home=home,
@@ -203,9 +236,15 @@ def run_serve(
             no_lock=no_lock,
             task_ttl_ms=round(task_ttl * 1000),
             scripted_dirs=scripted,
-            early=face,
+            driver=driver,
             spares=spares,
         )
+        if listener is None:
+            await runtime.serve_stdio(opts, face)
+        else:
+            from launcher.backend.http import serve_http_at
+
+            await serve_http_at(opts, listener)
 
     anyio.run(main)
     return 0

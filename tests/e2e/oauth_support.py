@@ -56,6 +56,15 @@ class OAuthFixture:
         )
         return reply.json()["access_token"]
 
+    def mint_jwt(self, subject: str, audience: str, **more: str | float) -> str:
+        """A JWT the fixture signs for `subject` and `audience` (`ttl`, `issuer`, `foreign`)."""
+        reply = httpx2.post(
+            f"{self.base}/admin/mint-jwt",
+            params={"sub": subject, "aud": audience, **more},
+            timeout=ADMIN_TIMEOUT_S,
+        )
+        return str(reply.json()["access_token"])
+
     def set(self, **values: float) -> dict[str, float]:
         """Change `access_ttl` (tokens issued from now on) and `refresh_delay` (seconds)."""
         return httpx2.post(f"{self.base}/admin/set", params=values, timeout=ADMIN_TIMEOUT_S).json()

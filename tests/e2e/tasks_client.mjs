@@ -3,7 +3,8 @@
 //
 // Run by tests/e2e/test_serve_tasks_node.py with the Node 22 from .interop:
 //   node tasks_client.mjs  (TASKS_E2E = JSON {interop, era, command, args, env, cwd,
-//                           quick, long, pidfile})
+//                           quick, long, pidfile}; or {url, token} instead of
+//                           command...cwd: serve --http, over streamable HTTP)
 // era "legacy": the client's default handshake (2025-11-25 Tasks); era "modern": the
 // client negotiates 2026-07-28 and the requester speaks the tasks extension through a
 // raw request path (the SDK client's own codecs reject `resultType: "task"`).
@@ -29,6 +30,7 @@ async function load(pkg, subpath) {
 }
 
 const { Client } = await load("@modelcontextprotocol/client", ".");
+const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client", ".");
 const { StdioClientTransport } = await load("@modelcontextprotocol/client", "./stdio");
 const tasks = await load("@modelcontextprotocol/ext-tasks", "./client");
 
@@ -88,15 +90,29 @@ const client = new Client(
   clientInfo,
   modern ? { versionNegotiation: { mode: "auto" } } : undefined,
 );
-const transport = new StdioClientTransport({
-  command: spec.command,
-  args: spec.args,
-  env: spec.env,
-  cwd: spec.cwd,
-  stderr: "ignore",
-});
+const transport = spec.url
+  ? new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: { headers: { Authorization: `Bearer ${spec.token}` } },
+    })
+  : new StdioClientTransport({
+      command: spec.command,
+      args: spec.args,
+      env: spec.env,
+      cwd: spec.cwd,
+      stderr: "ignore",
+    });
 await bounded(client.connect(transport), "connect");
 out.era = client.getProtocolEra();
+out.tools = (await bounded(client.listTools(), "list")).tools.map((tool) => tool.name);
+// A foreground spawn: the call's result is the sub-agent's answer.
+const foreground = await bounded(
+  client.callTool({
+    name: "spawn_subagent",
+    arguments: { prompt: "go", ext: ["lazy"], model: spec.quick },
+  }),
+  "foreground spawn",
+);
+out.foreground = { text: textOf(foreground), isError: foreground.isError ?? false };
 out.serverTasks = client.getServerCapabilities()?.tasks ?? null;
 
 out.serverExtensions = client.getServerCapabilities()?.extensions ?? null;

@@ -37,6 +37,7 @@ PASSING = (
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
@@ -44,11 +45,6 @@ PASSING = (
     "auth/client-credentials-jwt",
 )
 KNOWN_FAILING: dict[str, str] = {
-    "auth/2025-03-26-oauth-metadata-backcompat": (
-        "the scenario serves authorization-server metadata from the server's origin with "
-        "issuer '<origin>/oauth'; the SDK rejects the issuer mismatch (RFC 8414 section 3.3, "
-        "mix-up defence) and the project keeps that check"
-    ),
     "auth/cross-app-access-complete-flow": (
         "extension: identity assertion (ID-JAG) token exchange from an enterprise IdP; "
         "not supported"

@@ -108,7 +108,7 @@ async def test_extension_task_settles_inline_and_cancel_ends_worker_and_servers(
             assert (await request(client, "tasks/get", {"taskId": first.task_id}))[
                 "status"
             ] == "cancelled"
-            # serve never asks for input: tasks/update is an empty ack that changes nothing.
+            # Nothing waits for input: tasks/update is an empty ack that changes nothing.
             update = {"taskId": second.task_id, "inputResponses": {"k": {"action": "accept"}}}
             assert (await request(client, "tasks/update", update))["resultType"] == "complete"
             assert (await request(client, "tasks/get", {"taskId": second.task_id}))[
@@ -182,3 +182,12 @@ async def test_a_client_without_the_extension_gets_plain_results_and_no_task_str
                 await request(client, "subscriptions/listen", listen)
             assert refused.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
             assert refused.value.data["requiredCapabilities"] == {"extensions": {TASKS: {}}}
+            # The extension's methods too, whether or not the id is known (SEP-2663: -32021).
+            for method, params in (
+                ("tasks/get", {"taskId": agent_id}),
+                ("tasks/update", {"taskId": agent_id, "inputResponses": {}}),
+                ("tasks/cancel", {"taskId": "sa-00000000"}),
+            ):
+                with pytest.raises(MCPError) as gated:
+                    await request(client, method, params)
+                assert gated.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY, method

@@ -1,9 +1,11 @@
-"""MCP Tasks with the official TypeScript client and Tasks requester, in both eras.
+"""MCP Tasks with the official TypeScript client and Tasks requester, in both eras, on
+stdio and on streamable HTTP.
 
 tests/e2e/tasks_client.mjs (Node 22 from .interop, packages pinned by
-.ci/install-interop.sh) spawns `subagent serve` over stdio, calls `spawn_subagent`
-preferring a task, settles it, then cancels a long one. While serve still runs, this
-side checks that the cancelled run's worker and server are gone.
+.ci/install-interop.sh) spawns `subagent serve` over stdio (or talks to a running
+`serve --http` with a bearer token), lists the tools, spawns in the foreground, calls
+`spawn_subagent` preferring a task, settles it, then cancels a long one. While serve
+still runs, this side checks that the cancelled run's worker and server are gone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 from tests.e2e.conftest import assert_all_gone, is_alive, processes_mentioning
 from tests.e2e.real_servers import INTEROP, NODE_MODULES, REPO, node22, unavailable
+from tests.e2e.serve_http_support import http_serve
 from tests.e2e.serve_tasks_support import LIMIT_S, serve_config
 from tests.e2e.test_serve import workers
 
@@ -27,6 +30,7 @@ pytestmark = pytest.mark.e2e
 
 SCRIPT = Path(__file__).with_name("tasks_client.mjs")
 PACKAGES = ("@modelcontextprotocol/client", "@modelcontextprotocol/ext-tasks")
+TOKEN = "node-client-token"
 
 
 def serve_pids(tmp_path: Path) -> list[int]:
@@ -52,19 +56,41 @@ async def _line(stdout: Any, buffer: bytearray) -> dict[str, Any]:
 async def test_ext_tasks_spawn_settles_as_a_task_and_cancel_ends_worker_and_servers(
     tmp_path: Path, era: str
 ) -> None:
+    config = serve_config(tmp_path)
+    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
+    env.pop("SUBAGENT_CONFIG_DIR", None)
+    where = {
+        "command": sys.executable,
+        "args": ["-m", "launcher.cli", "serve", "--config-dir", str(config)],
+        "env": env,
+    }
+    await drive_node_client(tmp_path, era, where, env)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_ext_tasks_over_http_with_a_token_lists_spawns_and_cancels(
+    tmp_path: Path, era: str
+) -> None:
+    with http_serve(tmp_path, env={"SUBAGENT_SERVE_TOKEN": TOKEN}) as serve:
+        env = {**os.environ, "SUBAGENT_HOME": str(serve.home)}
+        await drive_node_client(tmp_path, era, {"url": serve.url, "token": TOKEN}, env)
+        assert "Traceback" not in serve.stderr()
+
+
+async def drive_node_client(
+    tmp_path: Path, era: str, where: dict[str, Any], env: dict[str, str]
+) -> None:
+    """Run tasks_client.mjs against serve (`where`: stdio command or HTTP url) and check
+    what it saw: tools, a foreground answer, a settled task, a cancel that ended its run."""
     node = node22()
     for package in PACKAGES:
         if not (NODE_MODULES / package / "package.json").is_file():
             unavailable(f"npm package {package} is not installed under {INTEROP}")
-    config = serve_config(tmp_path)
-    env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
-    env.pop("SUBAGENT_CONFIG_DIR", None)
     spec = {
         "interop": str(INTEROP),
         "era": era,
-        "command": sys.executable,
-        "args": ["-m", "launcher.cli", "serve", "--config-dir", str(config)],
-        "env": env,
+        **where,
         "cwd": str(tmp_path),
         "quick": f"scripted:{tmp_path / 'quick.yaml'}",
         "long": f"scripted:{tmp_path / 'long.yaml'}",
@@ -100,6 +126,8 @@ async def test_ext_tasks_spawn_settles_as_a_task_and_cancel_ends_worker_and_serv
             assert await client.wait() == 0
     print(json.dumps(done))
     assert done["era"] == era
+    assert "spawn_subagent" in done["tools"]
+    assert done["foreground"] == {"text": "done quick", "isError": False}
     first = done["first"]
     assert first["kind"] == "task"
     assert first["taskId"].startswith("sa-")

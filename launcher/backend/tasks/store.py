@@ -20,6 +20,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp_types import INVALID_PARAMS
 
+from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.events import RunStatus
 
@@ -70,11 +71,18 @@ class TaskRecord:
     def ended(self) -> bool:
         return self.entry.done.is_set()
 
+    @property
+    def waiting(self) -> bool:
+        """The run waits for its host's answer to an input request."""
+        return not self.ended and bool(self.entry.inputs.pending)
+
     def status_message(self) -> str | None:
         """A line for humans: the error of a failed run, else where the run is."""
         entry = self.entry
         if entry.error:
             return entry.error
+        if self.waiting:
+            return "waiting for the host's input"
         if not self.ended:
             return f"{entry.status}, turn {entry.turns}" if entry.turns else entry.status
         return entry.status
@@ -154,20 +162,25 @@ class TaskStore:
         self._tg.start_soon(self._follow, record, name=f"task:{entry.id}")
         return record
 
-    def get(self, task_id: str) -> TaskRecord:
-        """The live record of `task_id`, or the protocol error for an unknown/expired one."""
+    def get(self, task_id: str, caller: str | None = None) -> TaskRecord:
+        """`caller`'s live record of `task_id`, or the protocol error for an unknown or
+        expired one (another caller's task reads as unknown)."""
         record = self.records.get(task_id)
-        if record is None:
+        if record is None or record.entry.caller != caller:
             raise unknown_task(task_id)
         return record
 
-    def page(self, cursor: str | None) -> tuple[list[TaskRecord], str | None]:
-        """One `tasks/list` page, oldest first; the cursor is an offset serve wrote."""
+    def page(
+        self, cursor: str | None, caller: str | None = None
+    ) -> tuple[list[TaskRecord], str | None]:
+        """One `tasks/list` page of `caller`'s tasks, oldest first; the cursor is an offset
+        serve wrote."""
         if cursor and not cursor.isdigit():
             # Not an offset serve wrote (int() would also take "-1", slicing from the end).
             raise MCPError(INVALID_PARAMS, f"invalid cursor '{cursor}'")
         start = int(cursor) if cursor else 0
-        ordered = sorted(self.records.values(), key=lambda r: r.created)
+        mine = [r for r in self.records.values() if r.entry.caller == caller]
+        ordered = sorted(mine, key=lambda r: r.created)
         chunk = ordered[start : start + LIST_PAGE_SIZE]
         more = start + LIST_PAGE_SIZE < len(ordered)
         return chunk, str(start + LIST_PAGE_SIZE) if more else None
@@ -189,7 +202,15 @@ class TaskStore:
         await record.entry.done.wait()
 
     async def _follow(self, record: TaskRecord) -> None:
-        await record.entry.done.wait()
+        entry, waiting = record.entry, False
+        while not entry.done.is_set():
+            # Waiting for the host's input is a status of its own in both eras: told.
+            changed = entry.inputs.changed
+            if bool(entry.inputs.pending) != waiting:
+                waiting = not waiting
+                record.updated = _now()
+                await self._announce(record)
+            await first_of(entry.done, changed)
         record.updated = _now()
         await self._announce(record)
         await anyio.sleep(max(0.0, record.deadline - anyio.current_time()))

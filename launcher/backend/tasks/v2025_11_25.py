@@ -11,29 +11,30 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
 
-from launcher.backend.catalog import TASK_TOOLS, has_tasks
+from launcher.backend.catalog import TASK_TOOLS, has_tasks, tasks_capability
+from launcher.backend.host_asks import RELATED_TASK, caller_of, can_elicit, elicit_each
 from launcher.backend.pool import SubAgent
 from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.errors import SubagentError
 from launcher.events import RunStatus
 
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-"""The `_meta` key tying a message to its task."""
-
-Spawn = Callable[[dict[str, Any]], Awaitable[SubAgent]]
-"""Validates `spawn_subagent` arguments and queues the sub-agent (server.py's one way)."""
+Spawn = Callable[..., Awaitable[SubAgent]]
+"""Validates `spawn_subagent` arguments and queues the sub-agent (server.py's one way):
+`(arguments, *, caller, can_ask)`."""
 
 
 def status_v1(entry: SubAgent) -> str:
-    """The 2025-11-25 status: a run that ended in error is `failed` (an isError result)."""
+    """The 2025-11-25 status: a run that ended in error is `failed` (an isError result);
+    one waiting for its host's answer is `input_required` (tasks/result asks)."""
     if not entry.done.is_set():
-        return "working"
+        return "input_required" if entry.inputs.pending else "working"
     if entry.status is RunStatus.ERROR:
         return "failed"
     if entry.status is RunStatus.STOPPED:
@@ -59,18 +60,21 @@ def task_v1(record: TaskRecord) -> dict[str, Any]:
 async def offer_by_version(
     ctx: ServerRequestContext[Any, Any], call_next: CallNext
 ) -> HandlerResult:
-    """Middleware: `initialize` keeps the `tasks` capability only for a version that has Tasks.
+    """Middleware: `initialize` has the `tasks` capability exactly for a version with Tasks.
 
-    The SDK answers `initialize` from one set of options for every version; a 2025-06-18
-    client (Codex, Gemini CLI) must not be told of what its version lacks.
+    The SDK answers `initialize` from one set of options for every version (on HTTP, its
+    session manager's defaults, without Tasks); a 2025-06-18 client (Codex, Gemini CLI)
+    must not be told of what its version lacks.
     """
     result = await call_next(ctx)
     if ctx.method == "initialize" and isinstance(result, dict):
         version = str(result.get("protocolVersion"))
         capabilities = result.get("capabilities")
-        if not has_tasks(version) and isinstance(capabilities, dict):
+        if isinstance(capabilities, dict):
             result = {**result, "capabilities": {**capabilities}}
             result["capabilities"].pop("tasks", None)
+            if has_tasks(version):
+                result["capabilities"]["tasks"] = tasks_capability()
     return result
 
 
@@ -114,7 +118,8 @@ class LegacyTasks:
             )
         try:
             call = types.CallToolRequestParams.model_validate(params, by_name=False)
-            entry = await self.spawn(dict(call.arguments or {}))
+            arguments = dict(call.arguments or {})
+            entry = await self.spawn(arguments, caller=caller_of(ctx), can_ask=can_elicit(ctx))
         except (SubagentError, KeyError, TypeError, ValueError):
             # Bad params or arguments: the plain call reports them (an error result or
             # INVALID_PARAMS; pydantic's ValidationError is a ValueError).
@@ -131,24 +136,29 @@ class LegacyTasks:
         return {"task": task_v1(record)}
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
-        return task_v1(self.store.get(params.task_id))
+        return task_v1(self.store.get(params.task_id, caller_of(ctx)))
 
     async def result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
-        """Wait for the task's end; its CallToolResult, tied to the task by `_meta`."""
-        record = self.store.get(params.task_id)
-        await record.entry.done.wait()
+        """Wait for the task's end, asking this host meanwhile what the run's servers ask
+        (the era's `input_required` flow); its CallToolResult, tied to the task by `_meta`."""
+        record = self.store.get(params.task_id, caller_of(ctx))
+        async with anyio.create_task_group() as tg:
+            if record.entry.inputs.can_ask and can_elicit(ctx):
+                tg.start_soon(elicit_each, ctx, record.entry.inputs, record.task_id)
+            await record.entry.done.wait()
+            tg.cancel_scope.cancel()
         out = run_result(record.entry).model_dump(by_alias=True, mode="json", exclude_none=True)
         out["_meta"] = {RELATED_TASK: {"taskId": record.task_id}}
         return out
 
     async def list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
-        records, cursor = self.store.page(params.cursor)
+        records, cursor = self.store.page(params.cursor, caller_of(ctx))
         out: dict[str, Any] = {"tasks": [task_v1(r) for r in records]}
         if cursor is not None:
             out["nextCursor"] = cursor
         return out
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        record = self.store.get(params.task_id)
+        record = self.store.get(params.task_id, caller_of(ctx))
         await self.store.cancel(record)
         return task_v1(record)

@@ -25,6 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from launcher.backend.catalog import TASK_TOOLS
+from launcher.backend.host_asks import caller_of, can_elicit, take_responses
 from launcher.backend.pool import SubAgent
 from launcher.backend.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, run_result
 from launcher.backend.tasks.v2025_11_25 import Spawn
@@ -54,14 +55,16 @@ class UpdateTaskParams(types.RequestParams):
 
 def status_v2(entry: SubAgent) -> str:
     """This era's status: an `error` run is a completed call with an isError result
-    (`failed` is for protocol faults, which a finished run is not)."""
+    (`failed` is for protocol faults, which a finished run is not); one waiting for its
+    host's answer is `input_required`."""
     if not entry.done.is_set():
-        return "working"
+        return "input_required" if entry.inputs.pending else "working"
     return "cancelled" if entry.status is RunStatus.STOPPED else "completed"
 
 
 def task_v2(record: TaskRecord) -> dict[str, Any]:
-    """The detailed task: status fields, plus the CallToolResult once completed."""
+    """The detailed task: status fields, the requests waiting for the host's input, and
+    the CallToolResult once completed."""
     status = status_v2(record.entry)
     out: dict[str, Any] = {
         **record.base(),
@@ -69,6 +72,8 @@ def task_v2(record: TaskRecord) -> dict[str, Any]:
         "ttlMs": record.ttl_ms,
         "pollIntervalMs": POLL_INTERVAL_MS,
     }
+    if status == "input_required":
+        out["inputRequests"] = dict(record.entry.inputs.pending)
     if status == "completed":
         result = run_result(record.entry).model_dump(by_alias=True, mode="json", exclude_none=True)
         out["result"] = {"resultType": "complete", **result}
@@ -91,16 +96,23 @@ def client_declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     return isinstance(declared, Mapping) and TASKS_EXTENSION in declared
 
 
-def missing_extension() -> MCPError:
-    """The error for asking task notifications without declaring the extension (SEP-2663)."""
+def missing_extension(what: str) -> MCPError:
+    """The error for `what` (a tasks method, or task notifications) from a request that did
+    not declare the extension (SEP-2663, SEP-2575: -32021)."""
     data = types.MissingRequiredClientCapabilityErrorData(
         required_capabilities=types.ClientCapabilities(extensions={TASKS_EXTENSION: {}})
     )
     return MCPError(
         MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"taskIds need the {TASKS_EXTENSION} extension declared in the request's capabilities",
+        f"{what} needs the {TASKS_EXTENSION} extension declared in the request's capabilities",
         data.model_dump(by_alias=True, mode="json", exclude_none=True),
     )
+
+
+def _declared(ctx: ServerRequestContext[Any, Any]) -> None:
+    """Raise -32021 unless this request declared the extension."""
+    if not client_declared(ctx):
+        raise missing_extension(ctx.method)
 
 
 class TasksExtension(Extension):
@@ -129,26 +141,31 @@ class TasksExtension(Extension):
         if params.name not in TASK_TOOLS or not client_declared(ctx):
             return await call_next(ctx)
         try:
-            entry = await self.spawn(dict(params.arguments or {}))
+            arguments = dict(params.arguments or {})
+            entry = await self.spawn(arguments, caller=caller_of(ctx), can_ask=can_elicit(ctx))
         except (SubagentError, KeyError, TypeError, ValueError):
             return await call_next(ctx)  # bad arguments: reported as the plain call does
         record = self.store.create(entry, None)
         return {"resultType": "task", **_summary(record)}
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
-        return task_v2(self.store.get(params.task_id))
+        _declared(ctx)
+        return task_v2(self.store.get(params.task_id, caller_of(ctx)))
 
     async def cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
         """An empty ack; an ended task stays as it ended (this era answers no error for it)."""
-        record = self.store.get(params.task_id)
+        _declared(ctx)
+        record = self.store.get(params.task_id, caller_of(ctx))
         if not record.ended:
             await self.store.cancel(record)
         return {}
 
     async def update(self, ctx: Any, params: UpdateTaskParams) -> dict[str, Any]:
-        """An empty ack for a known task: a sub-agent never asks the host for input, so
-        no response is outstanding and the extension says to ignore them."""
-        self.store.get(params.task_id)
+        """An empty ack; the answers go to the run's requests still waiting (a subset is
+        fine: the task stays `input_required` until each is answered), others are ignored."""
+        _declared(ctx)
+        record = self.store.get(params.task_id, caller_of(ctx))
+        await take_responses(record.entry.inputs, params.input_responses)
         return {}
 
     async def listen(
@@ -164,13 +181,15 @@ class TasksExtension(Extension):
             raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
         requested = (params.notifications.model_extra or {}).get("taskIds")
         if requested is not None and not client_declared(ctx):
-            raise missing_extension()
+            raise missing_extension("taskIds")
         wanted = {str(t) for t in requested} if isinstance(requested, list) else set()
+        caller = caller_of(ctx)
         meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: stream_id}
         send, recv = anyio.create_memory_object_stream[TaskRecord](LISTEN_BUFFER)
 
         async def deliver(record: TaskRecord) -> None:
-            if record.task_id in wanted:
+            # Another caller's task is acknowledged as an unknown id is, and never followed.
+            if record.task_id in wanted and record.entry.caller == caller:
                 send.send_nowait(record)  # a full buffer raises: the store skips this stream
 
         unsubscribe = self.store.subscribe(deliver)

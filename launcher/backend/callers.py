@@ -1,0 +1,217 @@
+"""Who may call `serve --http`: bearer tokens by caller, and where serve may listen.
+
+SDK-free: the command line checks all of this before anything heavy loads. A token is
+compared in constant time (hmac.compare_digest over SHA-256 digests, every known token
+each time), so neither its content nor its length shows in how long a refusal takes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from launcher.errors import ConfigError, UsageError
+
+TOKEN_ENV = "SUBAGENT_SERVE_TOKEN"
+"""One bearer token from the environment, for the caller DEFAULT_CALLER."""
+DEFAULT_CALLER = "default"
+MIN_TOKEN_CHARS = 16
+"""A shorter token is guessable over a network (16 random characters: ~95 bits)."""
+CALLER_NAME = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
+"""A caller's name in a token file: it is recorded with every session the caller starts."""
+DEFAULT_HTTP_HOST = "127.0.0.1"
+MCP_PATH = "/mcp"
+
+
+@dataclass
+class Tokens:
+    """Bearer tokens by caller; `caller(token)` finds one in constant time."""
+
+    by_caller: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._digests = [(_digest(t), c) for c, t in self.by_caller.items()]
+
+    def __bool__(self) -> bool:
+        return bool(self.by_caller)
+
+    def caller(self, token: str) -> str | None:
+        """The caller whose token this is, or None; every token is compared, whatever matched."""
+        presented = _digest(token)
+        found = None
+        for digest, name in self._digests:
+            if hmac.compare_digest(presented, digest):
+                found = name
+        return found
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+def load_tokens(token_file: Path | None, environ: dict[str, str] | None = None) -> Tokens:
+    """The tokens of `--token-file` and of SUBAGENT_SERVE_TOKEN (caller `default`); a
+    problem is a ConfigError naming the file, line and field (never the token)."""
+    env = os.environ if environ is None else environ
+    by_caller: dict[str, str] = {}
+    if token_file is not None:
+        by_caller.update(read_token_file(token_file))
+    from_env = env.get(TOKEN_ENV)
+    if from_env:
+        if DEFAULT_CALLER in by_caller:
+            raise ConfigError(
+                f"{token_file}: caller '{DEFAULT_CALLER}' is also {TOKEN_ENV}'s caller: "
+                "give it another name, or unset the variable"
+            )
+        _check_token(from_env, TOKEN_ENV)
+        by_caller[DEFAULT_CALLER] = from_env
+    _check_distinct(by_caller, token_file)
+    return Tokens(by_caller)
+
+
+def read_token_file(path: Path) -> dict[str, str]:
+    """`CALLER TOKEN` lines (blank lines and `#` comments skipped) of a file that only its
+    owner may read."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: --token-file must be a regular file")
+        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            mode = stat.S_IMODE(info.st_mode)
+            raise ConfigError(
+                f"{path}: --token-file is open to group or others (mode {mode:04o}); "
+                f"its tokens let anyone run sub-agents: chmod 600 {path}"
+            )
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: --token-file cannot be read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: --token-file is not UTF-8 text") from exc
+    out: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        where = f"{path}:{number}"
+        if len(parts) != 2:
+            raise ConfigError(f"{where}: expected 'CALLER TOKEN' (two fields separated by space)")
+        caller, token = parts
+        if not CALLER_NAME.fullmatch(caller):
+            raise ConfigError(f"{where}: field CALLER must be 1-64 of A-Z a-z 0-9 . _ @ + -")
+        if caller in out:
+            raise ConfigError(f"{where}: field CALLER: '{caller}' is listed twice")
+        _check_token(token, f"{where}: field TOKEN")
+        out[caller] = token
+    if not out:
+        raise ConfigError(f"{path}: --token-file lists no 'CALLER TOKEN' line")
+    return out
+
+
+def _check_token(token: str, where: str) -> None:
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"{where}: a token needs at least {MIN_TOKEN_CHARS} characters")
+
+
+def _check_distinct(by_caller: dict[str, str], token_file: Path | None) -> None:
+    seen: dict[str, str] = {}
+    for caller, token in by_caller.items():
+        if token in seen:
+            source = token_file or TOKEN_ENV
+            raise ConfigError(
+                f"{source}: callers '{seen[token]}' and '{caller}' share one token: "
+                "each caller needs its own"
+            )
+        seen[token] = caller
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (an IPv6 HOST in brackets) as (host, port); UsageError otherwise."""
+    host, port_text = DEFAULT_HTTP_HOST, value
+    if value.startswith("["):
+        inner, bracket, rest = value[1:].partition("]")
+        if not bracket or not rest.startswith(":"):
+            raise UsageError(f"--http {value!r}: expected [HOST:]PORT, e.g. [::1]:8765")
+        host, port_text = inner, rest[1:]
+    elif ":" in value:
+        host, _, port_text = value.rpartition(":")
+    if not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise UsageError(f"--http {value!r}: expected [HOST:]PORT with PORT 0-65535")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is loopback only: 127.0.0.0/8, ::1 or `localhost`."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, tokens: Tokens, issuer: str | None) -> None:
+    """Listening beyond loopback needs tokens or an issuer: UsageError naming the token."""
+    if is_loopback(host) or tokens or issuer:
+        return
+    raise UsageError(
+        f"serve --http on {host} is reachable beyond this machine: set {TOKEN_ENV} "
+        "(a bearer token), --token-file FILE or --auth-issuer URL"
+    )
+
+
+def url_host(host: str) -> str:
+    """`host` as it is written in a URL (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
+class HttpOptions(NamedTuple):
+    """`--http` and the options that go with it (all None: serve on stdio)."""
+
+    listen: str | None = None
+    token_file: Path | None = None
+    auth_issuer: str | None = None
+    public_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Listener:
+    """Where and for whom `serve --http` listens, checked."""
+
+    host: str
+    port: int
+    tokens: Tokens
+    issuer: str | None = None
+    public_url: str | None = None
+
+
+def check_http(http: HttpOptions) -> Listener | None:
+    """The checked listener (None: stdio); UsageError or ConfigError for what makes no sense."""
+    if http.listen is None:
+        for name, value in zip(
+            ("--token-file", "--auth-issuer", "--public-url"), http[1:], strict=True
+        ):
+            if value is not None:
+                raise UsageError(f"{name} goes with --http")
+        return None
+    host, port = parse_listen(http.listen)
+    tokens = load_tokens(http.token_file)
+    if tokens and http.auth_issuer:
+        raise UsageError(
+            "--auth-issuer and bearer tokens (--token-file, SUBAGENT_SERVE_TOKEN) exclude "
+            "each other: callers are either the token file's or the issuer's subjects"
+        )
+    if http.public_url and not http.auth_issuer:
+        raise UsageError("--public-url goes with --auth-issuer")
+    for name, url in (("--auth-issuer", http.auth_issuer), ("--public-url", http.public_url)):
+        if url is not None and not url.startswith(("https://", "http://")):
+            raise UsageError(f"{name} {url!r}: expected an http(s) URL")
+    check_exposure(host, tokens, http.auth_issuer)
+    return Listener(host, port, tokens, http.auth_issuer, http.public_url)

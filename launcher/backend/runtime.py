@@ -1,0 +1,140 @@
+"""One serve process: its sub-agent pool and MCP face, served on stdio (here) or HTTP
+(http.py), and its orderly end.
+
+SIGTERM (or SIGINT) drains: no new sub-agent from then on, every running or queued one
+is stopped (recorded `stopped`, its worker and servers gone), the face stops serving,
+and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+
+from launcher.backend.early import EarlyFace
+from launcher.backend.handover import early_streams
+from launcher.backend.pool import Driver, SubagentManager
+from launcher.backend.server import SubagentServer
+from launcher.backend.spare import SPARE_COUNT, SparePool
+from launcher.backend.tasks.store import TaskStore
+from launcher.backend.tasks.wire import install_tasks
+
+DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+"""What ends serve in order: a service manager's stop, and Ctrl-C."""
+
+
+@dataclass
+class ServeOptions:
+    """What the command line says about one serve, whatever its face."""
+
+    config_dir: Path | None
+    workspace: Path
+    state_home: Path
+    model: str | None
+    max_concurrent: int
+    no_lock: bool = False
+    task_ttl_ms: int | None = None
+    scripted_dirs: tuple[Path, ...] = ()
+    driver: Driver | None = None
+    """Where sub-agents run when not in local workers (`--engine ray`)."""
+    spares: SparePool | None = None
+    """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
+
+
+@dataclass
+class Runtime:
+    """A running serve: the face's server and options, the pool, and the drained flag."""
+
+    app: SubagentServer
+    options: InitializationOptions
+    manager: SubagentManager
+    drained: anyio.Event
+    """Set once a signal's drain has stopped every sub-agent: the face stops serving."""
+
+
+@asynccontextmanager
+async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
+    """The pool and the MCP face, with the drain installed; every worker ends on the way out."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    try:
+        async with anyio.create_task_group() as tg:
+            manager = SubagentManager(
+                tg,
+                config_dir=opts.config_dir,
+                workspace=opts.workspace,
+                state_home=opts.state_home,
+                default_model=opts.model,
+                max_concurrent=opts.max_concurrent,
+                no_lock=opts.no_lock,
+                spare_workers=0 if opts.driver is not None else SPARE_COUNT,
+                driver=opts.driver,
+                spares=opts.spares,
+            )
+            app = SubagentServer(manager, opts.config_dir, opts.workspace, opts.scripted_dirs)
+            options = install_tasks(
+                app.server,
+                TaskStore(manager, tg, default_ttl_ms=opts.task_ttl_ms),
+                app.start_spawn,
+                app.server.create_initialization_options(),
+            )
+            runtime = Runtime(app, options, manager, anyio.Event())
+            await tg.start(drain_on_signal, manager, runtime.drained.set)
+            try:
+                yield runtime
+            finally:
+                # The face is gone: running workers see stdin close and end their sessions.
+                tg.cancel_scope.cancel()
+    finally:
+        if opts.driver is not None:
+            await opts.driver.aclose()
+
+
+async def drain_on_signal(
+    manager: SubagentManager,
+    drained: Callable[[], Any],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """On the first of DRAIN_SIGNALS: drain the pool, then call `drained`."""
+    with anyio.open_signal_receiver(*DRAIN_SIGNALS) as signals:
+        task_status.started()
+        async for signum in signals:
+            running = sum(1 for e in manager.agents.values() if not e.done.is_set())
+            name = signal.Signals(signum).name
+            print(f"subagent serve: {name}: stopping {running} sub-agent(s)", file=sys.stderr)
+            break
+    # A second signal meanwhile changes nothing: the drain is already bounded
+    # (pool.STOP_GRACE_S, then the kill ladder) and shielded from the face's end.
+    with anyio.CancelScope(shield=True):
+        await manager.drain()
+    drained()
+
+
+async def serve_stdio(opts: ServeOptions, early: EarlyFace | None = None) -> None:
+    """Serve MCP on stdio until the host closes stdin or a signal drains serve.
+
+    `early`: the face that has owned the wire while the SDK loaded (early.py), else the
+    SDK's stdio.
+    """
+    async with running(opts) as runtime, anyio.create_task_group() as tg:
+
+        async def stop_when_drained() -> None:
+            await runtime.drained.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(stop_when_drained)
+        streams = early_streams(early) if early is not None else stdio_server()
+        async with streams as (read_stream, write_stream):
+            await runtime.app.server.run(read_stream, write_stream, runtime.options)
+        tg.cancel_scope.cancel()

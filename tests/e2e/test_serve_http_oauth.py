@@ -1,0 +1,75 @@
+"""`serve --http --auth-issuer URL`: serve as an OAuth resource server. It publishes its
+RFC 9728 metadata, accepts the issuer's JWTs (signature from the issuer's JWKS, audience,
+expiry), refuses every other token with 401 naming that metadata, and a token's `sub` is
+the caller: two subjects never see each other's sub-agents.
+
+The issuer is the project's OAuth fixture (mcp_servers.oauth_protected), minting by subject.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from tests.e2e.oauth_support import oauth_fixture
+from tests.e2e.serve_http_support import LIMIT_S, http_client, http_serve
+
+pytestmark = pytest.mark.e2e
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+PING["params"] = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "probe", "version": "0"},
+}
+
+
+@pytest.mark.anyio
+async def test_jwts_of_the_issuer_are_accepted_by_subject_and_every_other_token_refused(
+    tmp_path: Path,
+) -> None:
+    with oauth_fixture() as issuer, http_serve(tmp_path, "--auth-issuer", issuer.base) as serve:
+        resource = serve.url
+        async with httpx2.AsyncClient(timeout=LIMIT_S) as http:
+            metadata = await http.get(
+                resource.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+            )
+            assert metadata.status_code == 200
+            assert metadata.json()["resource"] == resource
+            assert metadata.json()["authorization_servers"] == [issuer.base]
+
+            refused = {
+                "none": None,
+                "opaque": issuer.mint("ci"),
+                "other audience": issuer.mint_jwt("alice", "http://127.0.0.1:1/mcp"),
+                "expired": issuer.mint_jwt("alice", resource, ttl=-120),
+                "other issuer": issuer.mint_jwt("alice", resource, issuer="http://evil.invalid"),
+                "forged": issuer.mint_jwt("alice", resource, foreign=1),
+            }
+            for what, token in refused.items():
+                auth = {"Authorization": f"Bearer {token}"} if token else {}
+                answer = await http.post(resource, json=PING, headers={**HEADERS, **auth})
+                assert answer.status_code == 401, what
+                challenge = answer.headers["www-authenticate"]
+                assert 'resource_metadata="' in challenge, what
+                assert "/.well-known/oauth-protected-resource/mcp" in challenge, what
+
+        alice = issuer.mint_jwt("alice", resource)
+        bob = issuer.mint_jwt("bob", resource)
+        long = {"prompt": "go", "model": f"scripted:{tmp_path / 'long.yaml'}", "background": True}
+        with anyio.fail_after(LIMIT_S):
+            async with (
+                http_client(resource, token=alice, mode="2026-07-28") as as_alice,
+                http_client(resource, token=bob, mode="legacy") as as_bob,
+            ):
+                started = await as_alice.call_tool("spawn_subagent", long)
+                agent_id = started.structured_content["agent_id"]
+                seen = await as_bob.call_tool("get_subagent_result", {"agent_id": agent_id})
+                assert seen.is_error
+                assert seen.content[0].text.endswith(f"no sub-agent with agent_id '{agent_id}'")
+                stopped = await as_alice.call_tool("stop_subagent", {"agent_id": agent_id})
+                assert stopped.content[0].text == "stopped"
