@@ -50,6 +50,8 @@ class ServeOptions:
     """Where sub-agents run when not in local workers (`--engine ray`)."""
     spares: SparePool | None = None
     """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
+    config: Any = None
+    """The config loaded at serve's start, every job's (None: loaded once, here)."""
 
 
 @dataclass
@@ -81,7 +83,9 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 driver=opts.driver,
                 spares=opts.spares,
             )
-            app = SubagentServer(manager, opts.config_dir, opts.workspace, opts.scripted_dirs)
+            app = SubagentServer(
+                manager, opts.config_dir, opts.workspace, opts.scripted_dirs, opts.config
+            )
             options = install_tasks(
                 app.server,
                 TaskStore(manager, tg, default_ttl_ms=opts.task_ttl_ms),
