@@ -21,6 +21,7 @@ LEAVES = (
     "state",
     "flock",
     "gitcmd",
+    "untrusted",
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
