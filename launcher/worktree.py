@@ -170,8 +170,16 @@ def create_worktree(workspace: Path, *, label: str, home: Path | None = None) ->
     """A new repository borrowing the objects of the one holding `workspace`, on a new
     branch from its HEAD; the user's repository is only read."""
     workspace = workspace.resolve()
-    top, objects, object_format, base = _repository(workspace)
     home = home or state_home()
+    if workspace.is_relative_to((home / "worktrees").resolve()):
+        # A run writes its repository's refs and object store: read unconfined at a
+        # set-up, they could name any repository the user can read.
+        raise UsageError(
+            f"isolation: worktree: {workspace} is inside an isolated run's repository, which "
+            "that run may write; refused (without isolation, a nested sub-agent works in its "
+            "parent's repository)"
+        )
+    top, objects, object_format, base = _repository(workspace)
     root = private_dir(home / "worktrees", home)
     for _ in range(NAME_TRIES):
         name = f"{_label(label)}-{secrets.token_hex(3)}"

@@ -17,6 +17,7 @@ keep working beside it: the run's work-tree change still arrives as its branch.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -201,3 +202,48 @@ def test_a_git_dir_the_repository_does_not_name_back_is_refused(how: str) -> Non
         assert str(planted) in run.stderr, run.stderr
         assert not list(w.root.rglob("seen"))
         assert w.git("branch", "--list", "subagent/*", cwd=secret).strip() == ""
+
+
+def test_a_nested_isolated_child_does_not_take_its_parents_run_repository_as_the_users() -> None:
+    with world() as w:
+        secret, commit, _ = secret_repo(w)
+        child = w.root / "child.json"
+        read = {"tool": "read", "args": {"path": "SECRET.md"}}
+        child.write_text(json.dumps({"steps": [{"call": [read]}, {"say": "child done"}]}))
+        (w.config / "agents" / "child.md").write_text(
+            f"---\nname: child\nmodel: scripted:{child}\ntools: [read]\nextensions: false\n"
+            "isolation: worktree\n---\nRead.\n"
+        )
+        (w.config / "agents" / "parent.md").write_text(
+            "---\nname: parent\ntools: [bash, subagent]\nallowed_subagents: [child]\n"
+            "extensions: false\nsandbox: off\n---\nDelegate.\n"
+        )
+        # The parent's own repository (which it may write) borrows the secret one, and its
+        # branch names the secret commit: a child's set-up must not take that as the user's.
+        plant = (
+            f"echo {secret}/.git/objects >> .git/objects/info/alternates && "
+            f"git update-ref HEAD {commit}"
+        )
+        steps = [
+            {"call": [{"tool": "bash", "args": {"command": plant}}]},
+            {"call": [{"tool": "subagent", "args": {"agent": "child", "prompt": "go"}}]},
+            {"say": "parent done"},
+        ]
+        parent = w.root / "parent.json"
+        parent.write_text(json.dumps({"steps": steps}))
+
+        run = w.run(
+            "spawn", "--json", "--config-dir", str(w.config), "--workspace", str(w.repo),
+            "--model", f"scripted:{parent}", "--isolation", "worktree", "parent", "go",
+        )  # fmt: skip
+
+        assert run.returncode == 0, run.stderr
+        planted, delegated = tool_results(run)
+        assert not planted["is_error"], planted
+        assert delegated["is_error"] and "isolated run's repository" in delegated["content"]
+        leaked = [
+            p
+            for p in w.state.rglob("*")
+            if p.is_file() and SECRET.strip().encode() in p.read_bytes()
+        ]
+        assert leaked == []
