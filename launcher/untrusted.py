@@ -37,12 +37,15 @@ def _parts(relative: str) -> list[str]:
 @contextlib.contextmanager
 def open_dir(root: Path, relative: str = "") -> Iterator[int]:
     """A descriptor of directory `root/relative` (`root` trusted, `relative` walked with
-    no link followed); closed after."""
+    no link followed); closed after. RefusedFile for a link or a non-directory on the way,
+    FileNotFoundError for a missing part."""
     fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
     try:
         for part in _parts(relative) if relative else []:
             try:
                 fds.append(os.open(part, OPEN_FLAGS | os.O_DIRECTORY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                raise
             except OSError as exc:
                 raise RefusedFile(f"{root / relative}: not a directory of its own ({exc})") from exc
         yield fds[-1]

@@ -35,7 +35,7 @@ from launcher.errors import RunError, UsageError
 from launcher.events import WorktreeEnd
 from launcher.gitcmd import DIFF_FLAGS, run_git
 from launcher.state import private_dir, state_home
-from launcher.untrusted import RefusedFile, copy_matching, open_dir, read_capped
+from launcher.untrusted import OPEN_FLAGS, RefusedFile, copy_matching, open_dir, read_capped
 
 BRANCH_PREFIX = "subagent/"
 LABEL_MAX = 40
@@ -250,11 +250,15 @@ def _copy_run_objects(tree: Worktree, store: Path) -> None:
     with open_dir(tree.path, ".git/objects") as objects:
         with os.scandir(objects) as entries:
             fanout = [e.name for e in entries if LOOSE_DIR.fullmatch(e.name)]
-        for name in fanout:
-            with contextlib.suppress(RefusedFile), open_dir(tree.path, f".git/objects/{name}") as d:
-                copy_matching(d, LOOSE_NAME, store / name, budget)
-        with contextlib.suppress(RefusedFile), open_dir(tree.path, ".git/objects/pack") as d:
-            copy_matching(d, PACK_NAME, store / "pack", budget)
+        for name, names in [*((f, LOOSE_NAME) for f in fanout), ("pack", PACK_NAME)]:
+            try:
+                fd = os.open(name, OPEN_FLAGS | os.O_DIRECTORY, dir_fd=objects)
+            except OSError:
+                continue  # gone, or a link or a file where a directory should be
+            try:
+                copy_matching(fd, names, store / name, budget)
+            finally:
+                os.close(fd)
 
 
 def _run_commits(tree: Worktree, own: dict[str, str]) -> tuple[str | None, str | None]:
