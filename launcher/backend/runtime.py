@@ -29,6 +29,7 @@ from launcher.backend.server import SubagentServer
 from launcher.backend.spare import SPARE_COUNT, SparePool
 from launcher.backend.tasks.store import TaskStore
 from launcher.backend.tasks.wire import install_tasks
+from launcher.config.types import Config
 
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 """What ends serve in order: a service manager's stop, and Ctrl-C."""
@@ -50,7 +51,7 @@ class ServeOptions:
     """Where sub-agents run when not in local workers (`--engine ray`)."""
     spares: SparePool | None = None
     """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
-    config: Any = None
+    config: Config | None = None
     """The config loaded at serve's start, every job's (None: loaded once, here)."""
 
 

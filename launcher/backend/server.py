@@ -35,6 +35,7 @@ from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import run_result
+from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.store.owner import Owner
 
@@ -79,14 +80,14 @@ class SubagentServer:
         config_dir: Path | None,
         workspace: Path,
         scripted_dirs: tuple[Path, ...] = (),
-        config: Any = None,
+        config: Config | None = None,
     ) -> None:
         self.manager = manager
         self.config_dir = config_dir
         self.workspace = workspace
         # Loaded once, now: a job's model may write the workspace's config files, and the
         # next job must not run what it wrote (restart serve to pick up a config change).
-        self.config: Any = config if config is not None else self._load_config()
+        self.config: Config = config if config is not None else self._load_config()
         self.scripted_roots = scripted_roots(config_dir, workspace, scripted_dirs)
         self.server: Server[Any] = Server(
             catalog.SERVER_NAME,
@@ -154,7 +155,7 @@ class SubagentServer:
                 return entry.session_id
         raise UsageError("no sub-agent this serve started has a stored session: nothing is `last`")
 
-    def _load_config(self) -> Any:
+    def _load_config(self) -> Config:
         from launcher.config.discovery import load_config
 
         return load_config(self.config_dir, cwd=self.workspace)
