@@ -111,6 +111,7 @@ def _repository(workspace: Path) -> tuple[Path, Path, str, str]:
             f"isolation: worktree needs a git repository, and {workspace} is not in one ({exc})"
         ) from exc
     _confirm_git_dir(top, common.resolve(), Path(git_dir).resolve())
+    _confirm_head_refs(top, Path(git_dir), common)
     try:
         base = run_git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", cwd=top).strip()
     except RunError as exc:
@@ -140,6 +141,32 @@ def _confirm_git_dir(top: Path, common: Path, git_dir: Path) -> None:
         f"name {top} back as its work tree; refused (run in the repository itself or in a "
         "worktree `git worktree add` made)"
     )
+
+
+def _confirm_head_refs(top: Path, git_dir: Path, common: Path) -> None:
+    """UsageError if HEAD, the branch it names or packed-refs is reached through a link: git
+    follows a linked ref file (or directory), so a link a model planted in the repository
+    would start the run from another repository's commit."""
+    try:
+        name = run_git("symbolic-ref", "--quiet", "HEAD", cwd=top).strip()
+    except RunError:
+        name = ""  # a detached HEAD names its commit itself
+    places = [(git_dir, "HEAD"), (common, "packed-refs")]
+    if name.startswith("refs/"):
+        places += [(git_dir, name), (common, name)]
+    for root, relative in places:
+        where = root
+        for part in relative.split("/"):
+            where = where / part
+            try:
+                linked = stat.S_ISLNK(os.lstat(where).st_mode)
+            except OSError:
+                break
+            if linked:
+                raise UsageError(
+                    f"isolation: worktree: {where} is a symbolic link, which git would follow "
+                    "(HEAD could then be another repository's commit); refused"
+                )
 
 
 def _inner_workspace(path: Path, inner: Path) -> Path:

@@ -247,3 +247,23 @@ def test_a_nested_isolated_child_does_not_take_its_parents_run_repository_as_the
             if p.is_file() and SECRET.strip().encode() in p.read_bytes()
         ]
         assert leaked == []
+
+
+def test_a_branch_linked_to_another_repository_is_refused_at_set_up() -> None:
+    with world() as w:
+        secret, _, _ = secret_repo(w)
+        # What an earlier ordinary run could leave in the user's repository: its objects
+        # borrowing another repository's, and HEAD's branch a link to that one's branch.
+        (w.repo / ".git" / "objects" / "info").mkdir(exist_ok=True)
+        (w.repo / ".git" / "objects" / "info" / "alternates").write_text(f"{secret}/.git/objects\n")
+        main = w.repo / ".git" / "refs" / "heads" / "main"
+        main.unlink()
+        main.symlink_to(secret / ".git" / "refs" / "heads" / "main")
+        script = w.script("look", ["cat SECRET.md > ../seen || true", "echo new > NEW.md"])
+
+        run = w.run(*spawn(w, script))
+
+        assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+        assert "symbolic link" in run.stderr and str(main) in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr
+        assert not list(w.root.rglob("seen"))
