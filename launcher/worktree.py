@@ -10,9 +10,13 @@ At the end the launcher stages what the run left through a git directory of its 
 afresh from what the launcher itself wrote at set-up (so no config, hook or attribute
 driver the run wrote is ever read), on top of the run's own commits, and FETCHES the result
 into the user's repository as that branch: git checks every object it fetches, and the
-diff stat is computed there, from what arrived. In the run's repository the same changes
-are left staged, not committed. A run that changed nothing leaves no branch, and its
-repository is removed. Every git call goes through launcher/gitcmd.py.
+diff stat is computed there, from what arrived. Of the run's repository the finish reads
+only the work tree, its branch's ref file and its own objects (copied in through
+launcher/untrusted.py: no alternates, commondir, HEAD, link or FIFO of the run's is
+followed). Set-up takes only a repository git confirms, never one a run may write. In the
+run's repository the same changes are left staged, not committed. A run that changed
+nothing leaves no branch, and its repository is removed. Every git call goes through
+launcher/gitcmd.py.
 """
 
 from __future__ import annotations
