@@ -227,16 +227,30 @@ class McpConnection:
                     on_stderr=self._pump_stderr,
                 )
             self._sdk = sdk = await load_sdk()
-            transport, self._auth = await open_transport(
-                sdk, self.spec, stack, self._child, self._auth_store
-            )
-            client = sdk.Client(
-                transport,
-                message_handler=self._on_message,
-                elicitation_callback=sdk.accept_with_defaults,
-                read_timeout_seconds=self.spec.tool_timeout,
-            )
-            yield sdk, await stack.enter_async_context(client)
+            try:
+                client = await self._connect(sdk, stack)
+            except Exception as exc:
+                if self.spec.type != "http" or not sdk.probe_outrun(exc):
+                    raise
+                # A server of the 2026-07-28 era only, slower to answer its first request
+                # than the SDK's probe waits (a cold start, a loaded machine): probe again,
+                # once; the startup deadline still bounds it.
+                self.log.note("server/discover answered late; probing once more")
+                client = await self._connect(sdk, stack)
+            yield sdk, client
+
+    async def _connect(self, sdk: SdkModule, stack: AsyncExitStack) -> Client:
+        """A new transport and a client entered on `stack` (the era negotiated)."""
+        transport, self._auth = await open_transport(
+            sdk, self.spec, stack, self._child, self._auth_store
+        )
+        client = sdk.Client(
+            transport,
+            message_handler=self._on_message,
+            elicitation_callback=sdk.accept_with_defaults,
+            read_timeout_seconds=self.spec.tool_timeout,
+        )
+        return await stack.enter_async_context(client)
 
     def _pump_stderr(self, stream: ByteReceiveStream) -> None:
         if self._logs is not None:
