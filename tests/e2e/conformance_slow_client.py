@@ -2,10 +2,10 @@
 
 `conformance client --command "python tests/e2e/conformance_slow_client.py"` appends the
 scenario server's URL. This program puts a loopback HTTP proxy in front of it that holds
-the answer to the first `server/discover` for PROBE_DELAY_S — past the SDK's own probe
-timeout, as a server starting cold (or a loaded machine) makes it — and passes everything
-else through untouched; then it runs `conformance_client` against the proxy. The server
-is the suite's own, unchanged.
+the answer to the first `server/discover` until the client has given up on it (its next
+request, the SDK's fallback `initialize`, arrives) — a server starting cold, or a loaded
+machine — and passes everything else through untouched; then it runs `conformance_client`
+against the proxy. The server is the suite's own, unchanged.
 """
 
 from __future__ import annotations
@@ -23,16 +23,19 @@ import anyio
 
 from tests.e2e import conformance_client
 
-PROBE_DELAY_S = 12.0
-"""Longer than the SDK's discover probe timeout (10 s), well inside the startup_timeout."""
+HOLD_LIMIT_S = 90.0
+"""Bounds the hold on the first discover answer: the SDK gives up on it after 10 s, and its
+fallback request ends the hold; this only bounds a client that never sends one."""
 FORWARD_TIMEOUT_S = 60.0
 """Bounds one forwarded request; the suite's local server answers at once."""
 HOP_HEADERS = {"connection", "transfer-encoding", "content-length", "host", "keep-alive"}
 
 
 def proxy_handler(upstream: str) -> type[BaseHTTPRequestHandler]:
-    """A handler forwarding POSTs to `upstream`, the first discover answered late."""
+    """A handler forwarding POSTs to `upstream`, the first discover answered only after the
+    client sent something else."""
     first_discover = threading.Event()
+    gave_up = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -45,7 +48,9 @@ def proxy_handler(upstream: str) -> type[BaseHTTPRequestHandler]:
                 method = None
             if method == "server/discover" and not first_discover.is_set():
                 first_discover.set()
-                threading.Event().wait(PROBE_DELAY_S)
+                gave_up.wait(HOLD_LIMIT_S)
+            elif first_discover.is_set():
+                gave_up.set()
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
             request = urllib.request.Request(upstream, data=body, headers=headers, method="POST")
             try:

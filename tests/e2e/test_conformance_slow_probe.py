@@ -5,7 +5,8 @@ headerless `initialize`, which such a server refuses with -32020 ("Missing
 MCP-Protocol-Version header"): the connection must take that as the era's answer.
 
 The server is the conformance suite's own 2026-07-28 `tools_call` mock; a loopback proxy
-(conformance_slow_client.py) holds only its first discover answer."""
+(conformance_slow_client.py) holds only its first discover answer, until the client has
+given up on it."""
 
 from __future__ import annotations
 
