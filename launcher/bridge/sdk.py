@@ -35,6 +35,7 @@ __all__ = [
     "from_call_result",
     "from_exception",
     "http_transport",
+    "implementation",
     "probe_outrun",
     "session_auth",
     "stdio_transport",
@@ -71,3 +72,10 @@ def probe_outrun(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return any(probe_outrun(inner) for inner in exc.exceptions)
     return isinstance(exc, MCPError) and exc.code == MISSING_PROTOCOL_HEADER
+
+
+def implementation(info: Any) -> dict[str, str | None] | None:
+    """The server's `serverInfo` (name, version) as plain data; SDK types end here."""
+    if info is None:
+        return None
+    return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}
