@@ -22,6 +22,7 @@ LEAVES = (
     "state",
     "flock",
     "gitcmd",
+    "untrusted",
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
