@@ -35,6 +35,7 @@ from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import run_result
+from launcher.budget import LIMIT_FIELDS
 from launcher.errors import SubagentError
 from launcher.store.owner import Owner
 
@@ -206,12 +207,14 @@ class SubagentServer:
             # The agent file's default, seen by the caller that decides how to answer.
             host_args["background"] = spec.background
         max_turns = args.get("max_turns")
+        limits = {k: args[k] for k in LIMIT_FIELDS if args.get(k) is not None}
         return self.manager.spawn(
             prompt,
             agent=agent,
             ext=ext,
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
+            limits=limits,
             resume=resume or None,
             # The worker runs with what serve loaded and checked, never a fresh discovery.
             config=snapshot_of(config, lock=not self.manager.no_lock),

@@ -124,6 +124,7 @@ async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
     from launcher.bridge.asking import asking
+    from launcher.budget import Limits
     from launcher.config.discovery import resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
@@ -173,6 +174,9 @@ async def run_job(job: Job) -> RunStatus:
                     on_loop=control.attach,
                     history=history,
                     script=job.script,
+                    limits=Limits.from_mapping(job.limits),
+                    ceiling=Limits.from_mapping(job.ceiling),
+                    prices=config.prices,
                 )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR
