@@ -222,6 +222,11 @@ def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
         out.write(f"batch: {task_id} failed: {_first_line(error)}\n")
     for task_id, error in progress.failed_before.items():
         out.write(f"batch: {task_id} failed in an earlier run: {_first_line(error)}\n")
+    if progress.not_started:
+        out.write(
+            f"batch: not started (--max-cost-total reached): {', '.join(progress.not_started)}; "
+            "a re-run runs them\n"
+        )
     failed = [*progress.failures, *progress.failed_before]
     if failed:
         out.write(f"batch: failed: {', '.join(failed)}\n")
