@@ -155,6 +155,7 @@ def log_table_rows(
             "status": s["status"],
             "turns": str(s["turns"]),
             "tokens": str(s["input_tokens"] + s["output_tokens"]),
+            "cost": "-" if s.get("cost_usd") is None else f"{s['cost_usd']:.4f}",
             "age": age(now - s["started"]),
             "prompt": first_line(s["prompt"]),
             **({"match": match_line(s["match"])} if "match" in s else {}),

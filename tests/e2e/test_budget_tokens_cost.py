@@ -1,5 +1,6 @@
 """`max_tokens` and `max_cost_usd` stop a run at the right turn: one tool-free wrap-up turn,
-then the limit's status, exit 1, and the text so far; usage counts cache tokens and cost."""
+then the limit's status, exit 1, and the text so far; usage counts cache tokens and cost,
+and `log` shows the cost per session, `log --usage` per agent."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from tests.e2e.budget_support import spawn_json, stub_env, with_prices
 from tests.e2e.model_stub import ModelStub, anthropic_stream, openai_stream
 from tests.e2e.spawn_support import stub, write_config
+from tests.e2e.store_support import log_json
 
 pytestmark = pytest.mark.e2e
 
@@ -112,6 +114,13 @@ def test_max_cost_prices_anthropic_cache_tokens_and_ends_with_max_cost(
     replies = run.of_type("assistant_message")
     assert replies[0]["usage"]["cost_usd"] == pytest.approx(0.2025)
     assert run.of_type("budget")[-1]["left"]["cost_usd"] == 0
+    # `log` shows the cost per session, `log --usage` per agent and model.
+    (session,) = log_json(tmp_path / "state")
+    assert session["status"] == "max_cost"
+    assert session["cost_usd"] == pytest.approx(3 * 0.2025)
+    (row,) = log_json(tmp_path / "state", "--usage")
+    assert (row["agent"], row["model"]) == ("general-purpose", "anthropic:stub-model")
+    assert row["cost_usd"] == pytest.approx(3 * 0.2025)
 
 
 def test_max_cost_on_a_model_with_no_known_price_refuses_to_start(
