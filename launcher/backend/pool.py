@@ -308,14 +308,14 @@ class SubagentManager:
             entry.done.set()
             self._retire(entry)
 
-    async def _backstop(self, entry: SubAgent, timeout: float) -> None:
+    async def _backstop(self, entry: SubAgent, limit_s: float) -> None:
         """A worker that has not ended its run by its timeout (and a grace) is stuck: kill
         it, so its run reports `timeout` rather than `running` for ever."""
-        await anyio.sleep(timeout + BACKSTOP_GRACE_S)
+        await anyio.sleep(limit_s + BACKSTOP_GRACE_S)
         if entry.final:
             return
         entry.status = RunStatus.TIMEOUT
-        entry.error = f"timeout: the worker did not end its run within {timeout:g} s; killed"
+        entry.error = f"timeout: the worker did not end its run within {limit_s:g} s; killed"
         with anyio.CancelScope(shield=True):
             if entry.remote is not None:
                 await entry.remote.kill()
