@@ -48,6 +48,7 @@ FULL_PRELOAD = (
     "httpx2",  # an HTTP model's client and transport
     "launcher.models.openai",
     "launcher.models.anthropic",
+    "genai_prices",  # the price table an HTTP model's replies are priced from
     "launcher.bridge.connection",  # a session's MCP servers (the SDK loads at connect)
 )
 """What only some sessions import (an HTTP model, MCP servers), with the model client's
