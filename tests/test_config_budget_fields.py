@@ -58,3 +58,19 @@ def test_a_bad_price_names_the_model_and_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert caught.value.field == "prices.mine.input" and caught.value.line == 2
+
+
+def test_agents_json_rows_carry_the_limits(tmp_path: Path) -> None:
+    from launcher.cli.views import agent_rows
+
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "a.md").write_text(AGENT)
+    rows = {row["name"]: row for row in agent_rows(load_config(tmp_path))}
+    assert rows["a"]["limits"] == {
+        "max_turns": None,
+        "max_tokens": 20000,
+        "max_cost_usd": 0.5,
+        "timeout": 90.0,
+        "idle_timeout": 12.5,
+    }
+    assert rows["general-purpose"]["limits"]["idle_timeout"] == 600.0
