@@ -30,6 +30,7 @@ from launcher.cli.options import (
 
 if TYPE_CHECKING:
     from launcher.config.types import Config
+    from launcher.store.history import StoredSession
 
 
 def spawn(
@@ -143,7 +144,7 @@ def run_spawn(
     verbose: bool,
     config_dir: Path | None = None,
     no_lock: bool = False,
-    history: Any = None,
+    history: StoredSession | None = None,
     isolation: str | None = None,
     limits: dict[str, Any] | None = None,
 ) -> int:
