@@ -29,6 +29,9 @@ pytestmark = pytest.mark.e2e
 TIMEOUT_S = 3
 """Far below the script's 60 s of thinking: the limit, not the script, ends the run."""
 POLL_S = 0.1
+STUCK_TIMEOUT_S = 20
+"""The stuck run's limit: its worker is stopped (SIGSTOP) within a few seconds of starting,
+well before it, even on a loaded box."""
 
 
 def long_spawn(tmp_path: Path) -> dict[str, Any]:
@@ -91,9 +94,9 @@ async def test_a_stuck_worker_is_killed_past_its_timeout_and_reported_timeout(
     )
     with anyio.fail_after(LIMIT_S):
         async with serve_client(tmp_path, mode="legacy", extension=observer) as client:
-            spawned = await client.call_tool(
-                "spawn_subagent", {**long_spawn(tmp_path), "background": True}
-            )
+            # Stopped long before its own timeout ends the run: only serve can end it then.
+            args = {**long_spawn(tmp_path), "timeout": STUCK_TIMEOUT_S, "background": True}
+            spawned = await client.call_tool("spawn_subagent", args)
             assert spawned.structured_content is not None
             agent_id = spawned.structured_content["agent_id"]
             worker = one_worker(tmp_path)
