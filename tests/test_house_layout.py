@@ -27,6 +27,7 @@ LEAVES = (
     "toolset.naming",
     "hooks.matcher",
     "telemetry",
+    "budget",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

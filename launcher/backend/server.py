@@ -35,6 +35,7 @@ from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import run_result
+from launcher.budget import LIMIT_FIELDS, Limits, limits_of, resolve_limits
 from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.store.owner import Owner
@@ -213,12 +214,17 @@ class SubagentServer:
         if host_args.get("background"):
             can_ask = False  # nobody waits on a background call to answer its servers' asks
         max_turns = args.get("max_turns")
+        limits = {k: args[k] for k in LIMIT_FIELDS if args.get(k) is not None}
+        # The worker enforces them; serve keeps the timeout too, to end a stuck worker.
+        timeout = resolve_limits(limits_of(spec), Limits.from_mapping(limits))[0].timeout
         return self.manager.spawn(
             prompt,
             agent=agent,
             ext=ext,
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
+            limits=limits,
+            backstop=timeout,
             resume=resume or None,
             # The worker runs with what serve loaded and checked, never a fresh discovery.
             config=snapshot_of(config, lock=not self.manager.no_lock),

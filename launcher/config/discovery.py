@@ -29,11 +29,12 @@ from launcher.config.hosts import (
     servers_from,
 )
 from launcher.config.lockfile import lock_path
+from launcher.config.prices_field import read_config_prices
 from launcher.config.sandbox_field import read_config_default
 from launcher.config.servers import read_server_file
 from launcher.config.tool_search_field import ToolSearch
 from launcher.config.tool_search_field import read_config_default as read_tool_search
-from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
+from launcher.config.types import AgentSpec, Config, ModelPrice, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
@@ -65,6 +66,7 @@ class _Collector:
     warnings: list[str] = field(default_factory=list)
     sandbox: SandboxSettings | None = None
     tool_search: ToolSearch | None = None
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
 
     def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -110,6 +112,8 @@ class _Collector:
                 self.sandbox = read_config_default(path)
             if self.tool_search is None:
                 self.tool_search = read_tool_search(path)
+            for model, price in read_config_prices(path).items():
+                self.prices.setdefault(model, price)  # the first definition wins
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -148,6 +152,7 @@ class _Collector:
             broken_agents=self.broken,
             sandbox=self.sandbox,
             tool_search=self.tool_search,
+            prices=self.prices,
         )
 
 
