@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 
@@ -30,11 +31,13 @@ from launcher.config.hosts import (
 )
 from launcher.config.lockfile import lock_path
 from launcher.config.sandbox_field import read_config_default
+from launcher.config.selectors import selector_servers
 from launcher.config.servers import read_server_file
 from launcher.config.tool_search_field import ToolSearch
 from launcher.config.tool_search_field import read_config_default as read_tool_search
 from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
+from launcher.toolset.naming import sanitize
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 """Environment variable naming a hermetic config directory (like `--config-dir`)."""
@@ -254,24 +257,34 @@ def check_ext_names(config: Config, names: Iterable[str]) -> None:
 def _unknown_server_warnings(
     agents: Mapping[str, AgentSpec], servers: Mapping[str, ServerSpec]
 ) -> list[str]:
-    warnings = []
+    warnings: list[str] = []
     for spec in agents.values():
         where = str(spec.source) if spec.source is not None else "built-in"
-        own = {server.name for server in spec.servers}
+        known = [*servers, *(server.name for server in spec.servers)]
+        said: set[str] = set()
         for selector in (*(spec.tools or ()), *spec.disallowed_tools):
-            if (
-                selector.kind == "ext"
-                and selector.server not in servers
-                and selector.server not in own
-            ):
-                warnings.append(
-                    f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
-                )
+            patterns = selector_servers(selector)
+            if not patterns or selector.raw in said or _names_a_server(patterns, known):
+                continue
+            said.add(selector.raw)  # one entry, read as several selectors, is said once
+            warnings.append(
+                f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
+            )
         if isinstance(spec.extensions, tuple):
             for server in spec.extensions:
-                if server not in servers and server not in own:
+                if server not in known:
                     warnings.append(
                         f"{where}: agent '{spec.name}': extensions entry '{server}' "
                         "names no configured server"
                     )
     return warnings
+
+
+def _names_a_server(patterns: Iterable[str], servers: Iterable[str]) -> bool:
+    """Whether a server part names a server, as configured or as exposed names spell it."""
+    names = [(server, sanitize(server)) for server in servers]
+    return any(
+        pattern in pair or any(fnmatchcase(name, pattern) for name in pair)
+        for pattern in patterns
+        for pair in names
+    )
