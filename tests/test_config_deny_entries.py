@@ -94,6 +94,7 @@ def test_a_claude_deny_entry_in_any_listed_spelling_denies(entry: str, gone: str
         ("a__b__x", "a__b__x"),
         ("Write", "write"),
         ("Glob", "find"),
+        ("mcp__gh_stub__create_issue(owner:me)", "gh_stub__create_issue"),
     ],
 )
 def test_our_deny_entry_in_any_listed_spelling_denies(entry: str, gone: str) -> None:

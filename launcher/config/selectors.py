@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from launcher.config.frontmatter import excerpt
@@ -19,6 +20,7 @@ _DENY_BUILTINS: dict[str, str] = {
 """A deny entry's built-in, any case, in our spelling or Claude Code's (`Glob` is `find`)."""
 
 _EXT_PREFIX = "ext:"
+_PERMISSION_RULE = re.compile(r"^([^()]+)\((.*)\)$", re.S)
 
 
 def parse_selectors(
@@ -74,8 +76,13 @@ def deny_selectors(
     Claude Code's names (`Glob`, `mcp__SERVER__TOOL`, `mcp__SERVER`) and ours (`find`,
     `ext:SERVER/TOOL`, `SERVER__TOOL`) are one spelling each; a server part matches the
     server as configured or as sanitized in exposed names (`gh.stub` is `gh_stub`); a
-    bare name, a built-in's included, also denies a server's tool of that name.
+    bare name, a built-in's included, also denies a server's tool of that name; a rule
+    (`Bash(rm:*)`) denies the whole tool.
     """
+    rule = _PERMISSION_RULE.match(text)
+    if rule:
+        # `Bash(rm:*)`, `mcp__S__T(x)`: finer than a tool, so the whole tool is denied.
+        text = rule.group(1).strip()
     lowered = text.lower()
     if lowered in ("*", "all", "none"):
         return [parse_selector(text, path=path, field=field, line=line)]
