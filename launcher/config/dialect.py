@@ -86,6 +86,15 @@ def translate(
     ignored: list[str] = []
     for key, raw in entries.items():
         rule = dialect.fields.get(key)
+        if rule is None and not (key.isascii() and key.isprintable()):
+            # `tооls` with a Cyrillic o, `to\u200bols`: a look-alike we cannot tell from a
+            # restriction field. No field of any dialect is spelt outside printable ASCII.
+            raise ConfigError(
+                f"field name '{excerpt(key)}' has characters outside printable ASCII: refused, "
+                "since it may be a look-alike of a field that narrows the agent",
+                path=path,
+                line=raw.line,
+            )
         if rule is None and (like := looks_like_restriction(key)) is not None:
             raise ConfigError(
                 f"'{excerpt(key)}' looks like a restriction field ('{like}') but {dialect.name} "
