@@ -24,13 +24,24 @@ MECHANISM_VAR = "SUBAGENT_SANDBOX_MECHANISM"
 _probed: dict[str, str | None] = {}
 
 
-def confine_current_thread(policy: SandboxPolicy) -> None:
-    """Confine the calling thread and all it will start; irreversible. OSError if refused."""
-    from launcher.tools.sandbox.landlock import restrict_thread
-    from launcher.tools.sandbox.seccomp import filter_thread
+def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = False) -> None:
+    """Confine the calling thread and all it will start; irreversible. OSError if refused.
 
+    Root first gets a read-only world outside the writable roots; every caller loses the
+    capabilities its children could regain. `guard_launcher`: this thread is one of the
+    launcher's, so signals to this process, its group and this thread are refused too."""
+    from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.privileges import can_remount, drop_capabilities, read_only_outside
+    from launcher.tools.sandbox.seccomp import filter_thread, protected_ids
+
+    if can_remount():
+        read_only_outside(policy.writable, policy.writable_files)
+    drop_capabilities()
     restrict_thread(policy)
-    filter_thread(policy.network)
+    protect: tuple[int, ...] = ()
+    if guard_launcher:
+        protect = protected_ids(os.getpid(), os.getpgid(0), (threading.get_native_id(),))
+    filter_thread(policy.network, protect)
 
 
 def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
