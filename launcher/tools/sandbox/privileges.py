@@ -31,6 +31,7 @@ SYS_MOVE_MOUNT = 429
 SYS_MOUNT_SETATTR = 442
 """The same numbers on every architecture (after the syscall table unification)."""
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 OPEN_TREE_CLONE = 1
@@ -131,6 +132,23 @@ def read_only_outside(writable: Iterable[Path], writable_files: Iterable[Path]) 
     `writable` (trees) and `writable_files`. Needs CAP_SYS_ADMIN; OSError if refused."""
     if _libc.unshare(CLONE_NEWNS) != 0:
         raise _fail("unshare(CLONE_NEWNS)")
+    _read_only_but(writable, writable_files)
+
+
+def hold(writable: Iterable[Path], writable_files: Iterable[Path]) -> None:
+    """In a process of one thread, no privilege needed: enter a user namespace (this uid
+    and gid mapped to themselves, nothing else) and a mount namespace, read-only but
+    `writable` and `writable_files`; readonly.py's holder. OSError if refused."""
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
+        raise _fail("unshare(CLONE_NEWUSER | CLONE_NEWNS)")
+    for name, line in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1")):
+        Path(f"/proc/self/{name}").write_text(line)
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    _read_only_but(writable, writable_files)
+
+
+def _read_only_but(writable: Iterable[Path], writable_files: Iterable[Path]) -> None:
     # Private first: nothing done here may reach the host's mounts.
     if _libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) != 0:
         raise _fail("mount --make-rprivate /")
@@ -159,3 +177,29 @@ def read_only_outside(writable: Iterable[Path], writable_files: Iterable[Path]) 
     finally:
         for fd, _ in clones:
             os.close(fd)
+
+
+def _hold_main(argv: list[str]) -> int:
+    """`python -I -S privileges.py '{"writable": [...], "writable_files": [...]}'`: hold
+    the namespaces, say `ready`, and stay until stdin closes (the launcher is gone)."""
+    import json
+    import sys
+
+    data = json.loads(argv[0])
+    try:
+        hold(
+            [Path(p) for p in data.get("writable", [])],
+            [Path(p) for p in data.get("writable_files", [])],
+        )
+    except OSError as exc:
+        print(f"error {exc}", flush=True)
+        return 1
+    print("ready", flush=True)
+    sys.stdin.buffer.read()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_hold_main(sys.argv[1:]))
