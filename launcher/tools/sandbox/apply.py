@@ -11,6 +11,7 @@ them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewher
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -35,7 +36,10 @@ def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = Fals
     from launcher.tools.sandbox.seccomp import filter_thread, protected_ids
 
     if can_remount():
-        read_only_outside(policy.writable, policy.writable_files)
+        try:
+            read_only_outside(policy.writable, policy.writable_files)
+        except OSError as exc:  # the rest still holds: better than no confinement at all
+            logging.getLogger(__name__).warning("sandbox: no read-only world (%s)", exc)
     drop_capabilities()
     restrict_thread(policy)
     protect: tuple[int, ...] = ()
