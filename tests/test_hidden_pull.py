@@ -34,6 +34,7 @@ def test_the_child_pulls_its_values_and_a_spoof_gets_nothing(
     # What a same-user process holding a duplicate of the child's end can do: peek, and
     # pass a socket of its own as if it were the child asking.
     stolen = socket.socket(fileno=os.dup(handover.fd))
+    stolen.send(b"x")  # a request with no socket in it: ignored, not taken for the end
     mine, theirs = socket.socketpair()
     fds = array.array("i", [theirs.fileno()]).tobytes()
     stolen.sendmsg([b"?"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])

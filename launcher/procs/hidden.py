@@ -221,10 +221,10 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
         ours.settimeout(ANSWER_LIMIT_S)
         for _ in range(ASKS_LIMIT):
             try:
-                _, ancillary, _, _ = ours.recvmsg(1, socket.CMSG_SPACE(4))
+                data, ancillary, _, _ = ours.recvmsg(1, socket.CMSG_SPACE(4))
             except OSError:
                 return
-            if not ancillary:
+            if not data and not ancillary:
                 return  # the child is gone (EOF)
             fds = [
                 int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
