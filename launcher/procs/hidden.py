@@ -25,6 +25,7 @@ where Yama does not restrict ptrace.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -40,6 +41,7 @@ PULL_PREFIX = "pull:"
 ANSWER_LIMIT_S = 600.0
 """How long a parent waits for its child to ask for its hand-over (a start-up on a loaded
 machine takes seconds; a child that never asks is gone or broken)."""
+SO_PEERPIDFD = 77
 ASKS_LIMIT = 64
 """Sockets offered on one hand-over before the parent gives up (only the child's count)."""
 PLAIN_NAMES = frozenset(
@@ -217,7 +219,13 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
     """Send `payload` into the first socket offered that the child `pid` made itself."""
     import struct
 
-    with ours:
+    try:
+        child: int | None = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        child = None
+    with ours, contextlib.ExitStack() as cleanup:
+        if child is not None:
+            cleanup.callback(os.close, child)
         ours.settimeout(ANSWER_LIMIT_S)
         for _ in range(ASKS_LIMIT):
             try:
@@ -227,10 +235,10 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
             if not data and not ancillary:
                 return  # the child is gone (EOF)
             fds = [
-                int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
-                for level, kind, data in ancillary
+                int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
+                for level, kind, raw in ancillary
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
-                for i in range(0, len(data) - len(data) % 4, 4)
+                for i in range(0, len(raw) - len(raw) % 4, 4)
             ]
             for fd in fds[1:]:
                 os.close(fd)
@@ -246,12 +254,28 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
                     cred = offered.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
                 except OSError:
                     continue
-                if struct.unpack("3i", cred)[0] != pid:
+                if struct.unpack("3i", cred)[0] != pid or not _same_process(offered, child):
                     continue  # made by another process: it gets nothing
                 with contextlib.suppress(OSError):
                     offered.settimeout(ANSWER_LIMIT_S)
                     offered.sendall(payload)
                 return
+
+
+def _same_process(sock: socket.socket, child: int | None) -> bool:
+    """Whether `sock`'s peer was made by the process of the pidfd `child` itself, not by
+    a process that died and whose pid the child got (pidfs: one inode per process,
+    Linux 6.9+; elsewhere, or without SO_PEERPIDFD, the pid alone decides)."""
+    if child is None:
+        return True
+    try:
+        pidfd = sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
+    except OSError as exc:
+        return exc.errno == errno.ENOPROTOOPT
+    try:
+        return os.fstat(pidfd).st_ino == os.fstat(child).st_ino
+    finally:
+        os.close(pidfd)
 
 
 def hide_referenced(names: Iterable[str]) -> set[str]:
