@@ -17,6 +17,7 @@ import pytest
 from launcher.tools.sandbox import mechanism_problem
 from tests.e2e.conftest import parse_events
 from tests.e2e.spawn_support import write_config
+from tests.e2e.test_sandbox_root import SIGNALS
 from tests.e2e.unprivileged import NOBODY, shared_dir, user_can, user_prefix
 
 pytestmark = [
@@ -60,6 +61,25 @@ def _attack(root: Path, prefix: list[str]) -> None:
         "git init -q . && git add f && git -c user.email=a@b.c -c user.name=t commit -q -m one"
         " && git log --oneline | wc -l",
     ]
+    before = victim.stat()
+    modes = (outside.stat().st_mode, home.stat().st_mode)
+    out = _run_as_user(root, prefix, commands)
+    assert len(out) == len(commands), out
+    for line, what in zip(
+        out[:5], ("chmod", "touch", "xattr", "chmod-dir", "chmod-home"), strict=True
+    ):
+        assert line.rstrip().endswith(f"{what} 1"), out
+    after = victim.stat()
+    assert (after.st_mode, after.st_mtime) == (before.st_mode, before.st_mtime)
+    assert not os.listxattr(victim)
+    assert (outside.stat().st_mode, home.stat().st_mode) == modes
+    assert "755" in out[5] and out[6].strip().endswith("1"), out
+
+
+def _run_as_user(root: Path, prefix: list[str], commands: list[str]) -> list[str]:
+    """One `spawn` of a bash agent as the unprivileged user in `root` (ws, state, home made
+    by the caller); each command one bash call; the results' texts."""
+    ws, state, home = root / "ws", root / "state", root / "home"
     steps: list[dict[str, object]] = [
         {"call": [{"tool": "bash", "args": {"command": c}}]} for c in commands
     ]
@@ -69,8 +89,6 @@ def _attack(root: Path, prefix: list[str]) -> None:
     if os.geteuid() == 0:
         for path in [root, *root.rglob("*")]:
             os.lchown(path, NOBODY, NOBODY)
-    before = victim.stat()
-    modes = (outside.stat().st_mode, home.stat().st_mode)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -90,14 +108,26 @@ def _attack(root: Path, prefix: list[str]) -> None:
     )
     assert run.returncode == 0, run.stderr
     events = parse_events(run.stdout)
-    out = [str(e["content"]) for e in events if e["type"] == "tool_result"]
-    assert len(out) == len(commands), out
-    for line, what in zip(
-        out[:5], ("chmod", "touch", "xattr", "chmod-dir", "chmod-home"), strict=True
-    ):
-        assert line.rstrip().endswith(f"{what} 1"), out
-    after = victim.stat()
-    assert (after.st_mode, after.st_mtime) == (before.st_mode, before.st_mtime)
-    assert not os.listxattr(victim)
-    assert (outside.stat().st_mode, home.stat().st_mode) == modes
-    assert "755" in out[5] and out[6].strip().endswith("1"), out
+    return [str(e["content"]) for e in events if e["type"] == "tool_result"]
+
+
+def test_an_unprivileged_shell_cannot_signal_the_launcher(tmp_path: Path) -> None:
+    """The confined thread shares the shell's Landlock domain: only the seccomp filter
+    keeps an unprivileged shell's tgkill off it."""
+    prefix, why_not = user_prefix()
+    if why_not is not None:
+        pytest.skip(why_not)
+    root = shared_dir()
+    try:
+        for d in ("ws", "state", "home"):
+            (root / d).mkdir()
+        (root / "ws" / "signals.py").write_text(SIGNALS)
+        own = "sleep 100 & kill %1; wait %1; echo own child ended: $?"
+        out = _run_as_user(root, prefix, ["python3 signals.py", own, "echo still here"])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert len(out) == 3, out
+    for name in ("tgkill0", "tkill0", "kill0", "kill0-all", "pidfd0", "tgkill-stop"):
+        assert f"{name} refused" in out[0], out[0]
+    assert "tgkill-kill refused" in out[0], out[0]
+    assert "own child ended: 143" in out[1] and "still here" in out[2], out
