@@ -1,9 +1,11 @@
 """The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
 
 Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
-seccomp filter (no sockets without network; never root's ways past Landlock) on the
-calling thread; every process that thread starts inherits both and can never shed
-them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
+seccomp filter (no sockets without network; never root's ways past Landlock; never the
+launcher's memory or threads) on the calling thread, after it dropped every capability
+and (root) made the world outside the writable roots read-only (privileges.py; not root:
+readonly.py's holder); every process that thread starts inherits all of it and can never
+shed it. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
 
 `SUBAGENT_SANDBOX_MECHANISM=none` makes this machine look like one without a mechanism
 (to try `sandbox: required` and the "unavailable" path); `auto` (the default) probes.

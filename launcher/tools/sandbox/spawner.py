@@ -36,8 +36,8 @@ class ConfinedSpawner:
 
     def __init__(self, policy: SandboxPolicy) -> None:
         self.policy = policy
-        # This process's memory (the confined thread's included) is then root's alone to
-        # read, and the commands started here hold no capability: not even root's shell.
+        # This process's memory and /proc entries (the confined thread's included) then
+        # need CAP_SYS_PTRACE, which no command started here holds, root's shell included.
         set_not_dumpable()
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         ready: Future[None] = Future()
