@@ -26,6 +26,7 @@ from launcher.tools.sandbox.policy import SandboxPolicy
 READY_LIMIT_S = 60.0
 """How long the holder may take to say `ready` (an interpreter start-up on a loaded box)."""
 HOLDER = Path(__file__).with_name("privileges.py")
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 _nsenter: list[str | None] = []
 
@@ -34,7 +35,8 @@ def nsenter() -> str | None:
     """The `nsenter` that can resolve a working directory inside the namespace (util-linux
     2.38+: `--wdns`), or None."""
     if not _nsenter:
-        found = shutil.which("nsenter")
+        # The system's, never one on a PATH the model's workspace may be part of.
+        found = shutil.which("nsenter", path=SYSTEM_PATH)
         if found is not None:
             try:
                 usage = subprocess.run(
