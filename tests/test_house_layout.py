@@ -25,6 +25,7 @@ LEAVES = (
     "toolset.naming",
     "hooks.matcher",
     "telemetry",
+    "trust",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

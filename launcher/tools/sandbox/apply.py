@@ -88,6 +88,7 @@ def macos_profile(policy: SandboxPolicy) -> str:
     lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
     lines += [f"(allow file-write* (subpath {quoted(p)}))" for p in policy.writable]
     lines += [f"(allow file-write* (literal {quoted(p)}))" for p in policy.writable_files]
+    lines += [f"(deny file-write* (subpath {quoted(p)}))" for p in policy.protected]
     lines += [f"(deny file-read* (subpath {quoted(p)}))" for p in policy.deny_read]
     if not policy.network:
         lines.append("(deny network*)")
