@@ -12,7 +12,8 @@ from launcher.errors import ToolError
 from launcher.tools.files import edit_file, write_file
 from launcher.tools.sandbox.gitdirs import worktree_git_dirs
 from launcher.tools.workspace import Workspace
-from launcher.trust import Guard, config_places, linked_worktree, protected_set
+from launcher.trust import config_places, linked_worktree, protected_set
+from launcher.trust.guard import Guard
 from tests.worktree_support import make_repo
 
 
@@ -103,3 +104,61 @@ def test_the_file_tools_refuse_protected_places(tmp_path: Path) -> None:
     assert not (repo / ".mcp.json").exists()
     write_file(ws, {"path": "b.txt", "content": "fine"}, 1000)
     assert (repo / "b.txt").read_text() == "fine"
+
+
+def test_a_deep_or_locked_tree_the_model_made_is_removed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/settings.json": "{}\n"})
+    guard = Guard(protected_set(repo))
+    deep = repo / ".subagent"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    try:
+        for _ in range(3000):  # deeper than Python's recursion limit
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+    (deep / "mcp.json").write_text("{}")
+    locked = repo / ".claude" / "agents"
+    locked.mkdir()
+    (locked / "evil.md").write_text("---\nname: evil\n---\n")
+    locked.chmod(0)
+    assert sorted(guard.restore()) == [".claude", ".subagent"]
+    assert not deep.exists() and not os.path.lexists(locked)
+    assert (repo / ".claude/settings.json").read_text() == "{}\n"
+    assert [p.name for p in repo.iterdir() if p.name.startswith(".subagent")] == []
+
+
+def test_what_cannot_be_made_again_is_never_removed(tmp_path: Path) -> None:
+    from launcher.trust import guard as guard_module
+
+    repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
+    limit = guard_module.MAX_SNAPSHOT_BYTES
+    guard_module.MAX_SNAPSHOT_BYTES = 1024
+    try:
+        guard = Guard(protected_set(repo))
+        (repo / ".claude/s.json").write_text("[]")
+        assert guard.restore() == [".claude (changed; too large to put back)"]
+    finally:
+        guard_module.MAX_SNAPSHOT_BYTES = limit
+    assert (repo / ".claude/big.bin").read_text() == "x" * 4096
+
+
+def test_modes_and_read_only_directories_come_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/hooks/check.sh": "user\n"})
+    (repo / ".claude/hooks/check.sh").chmod(0o755)
+    (repo / ".claude/hooks").chmod(0o555)
+    try:
+        guard = Guard(protected_set(repo))
+        (repo / ".claude/hooks").chmod(0o755)
+        (repo / ".claude/hooks/check.sh").write_text("model\n")
+        (repo / ".claude/hooks/new.sh").write_text("model\n")
+        assert guard.restore() == [".claude"]
+        assert sorted(p.name for p in (repo / ".claude/hooks").iterdir()) == ["check.sh"]
+        assert (repo / ".claude/hooks/check.sh").read_text() == "user\n"
+        assert (repo / ".claude/hooks/check.sh").stat().st_mode & 0o777 == 0o755
+        assert (repo / ".claude/hooks").stat().st_mode & 0o777 == 0o555
+    finally:
+        (repo / ".claude/hooks").chmod(0o755)

@@ -29,7 +29,8 @@ from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_pr
 from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
-from launcher.trust import Guard, protected_set
+from launcher.trust import protected_set
+from launcher.trust.guard import Guard
 
 __all__ = [
     "LEGACY_VAR",
