@@ -27,9 +27,10 @@ from typing import Any
 import pytest
 
 from launcher.tools.sandbox import mechanism_problem
+from launcher.tools.sandbox.namespaces import UNSHARE_FLAGS, namespaces_problem
 from tests.e2e.conftest import parse_events
 from tests.e2e.isolation_support import RUN_LIMIT_S, World, world
-from tests.e2e.unprivileged import NOBODY, user_prefix
+from tests.e2e.unprivileged import NOBODY, user_can, user_prefix
 
 pytestmark = [
     pytest.mark.e2e,
@@ -50,7 +51,11 @@ def _env(w: World, home: Path | None = None) -> dict[str, str]:
         "HOME": str(home or w.root / "home"),
         "SUBAGENT_HOME": str(w.state),
         "PYTHONDONTWRITEBYTECODE": "1",
+        **_extra_env,
     }
+
+
+_extra_env: dict[str, str] = {}
 
 
 def _argv(who: str) -> list[str]:
@@ -131,7 +136,9 @@ def test_config_and_what_git_runs_stay_the_users(who: str) -> None:
             ],
         )
         assert [r["is_error"] for r in results] == [True] * 6 + [False], results
-        assert all("protected" in r["content"].lower() for r in results[:6]), results
+        # Undone after the command, or (where a mount namespace can be had) refused.
+        said = [r["content"].lower() for r in results[:6]]
+        assert all("protected" in c or "read-only file system" in c for c in said), said
         assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
         for gone in (".subagent", ".mcp.json", ".vscode", ".git/hooks/post-checkout"):
             assert not os.path.lexists(w.repo / gone), gone
@@ -215,6 +222,56 @@ def test_a_linked_worktree_the_user_made_still_commits(who: str) -> None:
         assert w.git("log", "--format=%s", "feature").split() == ["x", "first"]
         assert "fsmonitor" not in (w.repo / ".git" / "config").read_text()
         assert (gitdir / "commondir").read_text() == commondir
+
+
+@pytest.mark.parametrize(("who", "namespaces"), [("root", False), ("root", True), ("nobody", True)])
+def test_where_a_mount_namespace_can_be_had_protected_places_are_read_only(
+    who: str, namespaces: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if namespaces:
+        if namespaces_problem() is not None:
+            pytest.skip(f"no namespaces here: {namespaces_problem()}")
+        probe = ["unshare", *UNSHARE_FLAGS, sys.executable, "-I", "-S", "-c", "pass"]
+        if who == "nobody" and os.geteuid() == 0 and not user_can(probe):
+            pytest.skip("the unprivileged user cannot reach the interpreter inside unshare")
+        monkeypatch.setitem(_extra_env, "SUBAGENT_BASH_SANDBOX", "1")
+    files = {"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK, ".mcp.json": "{}"}
+    with world(files) as w:
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "refused",
+            [
+                "echo evil > .claude/hooks/check.sh",
+                "rm -f .mcp.json",
+                "echo evil > .git/hooks/pre-commit",
+                "echo fine > fine.txt && git add fine.txt",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [True, True, True, False], [
+            r["content"] for r in results
+        ]
+        assert "Read-only file system" in results[0]["content"], results[0]
+        assert "busy" in results[1]["content"], results[1]
+        assert "Read-only file system" in results[2]["content"], results[2]
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
+
+
+def test_as_root_a_process_outliving_its_command_cannot_change_a_protected_place() -> None:
+    """A `setsid` process lives until the session's end, past its command's putting back;
+    as root the read-only bind holds it (unprivileged, the session's end puts it back)."""
+    with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
+        writer = (
+            "setsid -f sh -c 'touch ready; for i in $(seq 1200); do [ -e go ] && break;"
+            " sleep 0.1; done; echo evil > .claude/hooks/check.sh; touch wrote'"
+            " </dev/null >/dev/null 2>&1; for i in $(seq 1200); do [ -e ready ] && break;"
+            " sleep 0.1; done"  # in a session of its own before this command's group dies
+        )
+        read = "touch go; for i in $(seq 1200); do [ -e wrote ] && break; sleep 0.1; done; cat"
+        results = shell(w, "root", w.repo, "outlive", [writer, f"{read} .claude/hooks/check.sh"])
+        assert results[1]["content"].strip() == USER_HOOK.strip(), results
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
 
 
 def _wait_for(condition: Any, what: str) -> None:

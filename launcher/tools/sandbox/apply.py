@@ -1,7 +1,8 @@
 """The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
 
-Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
-seccomp filter (no sockets without network; never root's ways past Landlock) on the
+Linux: where the thread may have a mount namespace (root), the protected places bound
+read-only (mounts.py); Landlock (files, TCP, signals, ptrace of anything outside the
+sandbox) and a seccomp filter (no sockets without network; never root's ways past Landlock) on the
 calling thread; every process that thread starts inherits both and can never shed
 them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
 
@@ -27,8 +28,11 @@ _probed: dict[str, str | None] = {}
 def confine_current_thread(policy: SandboxPolicy) -> None:
     """Confine the calling thread and all it will start; irreversible. OSError if refused."""
     from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.mounts import protect_read_only
     from launcher.tools.sandbox.seccomp import filter_thread
 
+    # Before Landlock, which forbids mounting: read-only binds where this thread may.
+    protect_read_only(policy.protected)
     restrict_thread(policy)
     filter_thread(policy.network)
 
