@@ -29,7 +29,7 @@ from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_pr
 from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
-from launcher.trust import protected_set
+from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
 
 __all__ = [
@@ -101,7 +101,13 @@ class ShellSandbox:
             self.problem = namespaces_problem()
         self._where = (workspace, state_home, home)
         # Taken now, when the session starts: what the model may not change is as it is.
-        self.guard = Guard(protected_set(workspace, write_config=settings.write_config))
+        # `off`: the shell is the user, who may write anywhere; nothing is protected.
+        protected = (
+            Protected()
+            if self.mode is SandboxMode.OFF
+            else protected_set(workspace, write_config=settings.write_config)
+        )
+        self.guard = Guard(protected)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._tmp: Path | None = None
