@@ -101,7 +101,7 @@ class Workspace:
         # every containment check compares real paths with real paths.
         self.root = Path(os.path.realpath(root))
         self.protected = protected
-        """Places the write tools refuse (launcher/trust.py); None: none."""
+        """Places the write tools refuse (launcher/trust); None: none."""
 
     def refuse_protected(self, path: str, real: Path) -> None:
         """ToolError when `path` (resolved to `real`) is a protected place or under one."""

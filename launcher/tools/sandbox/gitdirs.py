@@ -7,7 +7,7 @@ all outside the workspace. The sandbox lets the shell write those parts, so `git
 
 The `.git` file that names them is workspace content, which the model may have written in
 an earlier session: it is believed only when git's own back-link holds
-(launcher/trust.py), and then only objects, refs, logs and the worktree's own directory
+(launcher/trust), and then only objects, refs, logs and the worktree's own directory
 (its index, HEAD) become writable — never the common dir itself, its config or hooks.
 """
 

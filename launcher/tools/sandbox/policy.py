@@ -61,7 +61,7 @@ class SandboxPolicy:
     writable_files: tuple[Path, ...] = field(default=tuple(Path(p) for p in DEVICE_FILES))
     """Single files (devices, the session cgroup's `cgroup.procs`) the command may write."""
     protected: tuple[Path, ...] = ()
-    """Paths in the writable roots the command may not change (launcher/trust.py)."""
+    """Paths in the writable roots the command may not change (launcher/trust)."""
 
     def with_writable_file(self, path: Path) -> SandboxPolicy:
         """The same policy, also allowed to write the one file `path`."""
@@ -127,7 +127,7 @@ def build_policy(
     protected: tuple[Path, ...] = (),
 ) -> SandboxPolicy:
     """The policy for one session: its workspace and private `tmp` writable but the
-    `protected` paths in them (launcher/trust.py), secrets denied."""
+    `protected` paths in them (launcher/trust), secrets denied."""
     return SandboxPolicy(
         deny_read=denied_paths(state_home, home, settings.deny_read),
         writable=(
