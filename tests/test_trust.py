@@ -162,3 +162,21 @@ def test_modes_and_read_only_directories_come_back(tmp_path: Path) -> None:
         assert (repo / ".claude/hooks").stat().st_mode & 0o777 == 0o555
     finally:
         (repo / ".claude/hooks").chmod(0o755)
+
+
+def test_an_agents_memory_stays_the_models_inside_the_protected_subagent(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    protected = protected_set(repo)
+    guard = Guard(protected)
+    memory = repo / ".subagent" / "memory" / "agent"
+    memory.mkdir(parents=True)
+    (memory / "note.md").write_text("remember\n")
+    (repo / ".subagent" / "mcp.json").write_text("{}")
+    assert guard.restore() == [".subagent"]
+    assert (memory / "note.md").read_text() == "remember\n"
+    assert not (repo / ".subagent" / "mcp.json").exists()
+    ws = Workspace(repo, protected)
+    write_file(ws, {"path": ".subagent/memory-local/agent/x.md", "content": "mine"}, 1000)
+    with pytest.raises(ToolError, match="protected"):
+        write_file(ws, {"path": ".subagent/agents/evil.md", "content": "x"}, 1000)
+    assert guard.restore() == []

@@ -27,6 +27,10 @@ GIT_EXECUTES: tuple[str, ...] = (
 """Under a workspace's `.git/`: what decides what git runs (config: fsmonitor, drivers,
 hooksPath; hooks; info/attributes) or where it reads that from (commondir, the records of
 linked worktrees)."""
+MODEL_MEMORY: tuple[str, ...] = (".subagent/memory", ".subagent/memory-local")
+"""Where the `memory` tools keep an agent's notes (`memory: project`, `local`): the model's
+own writing, read back only as notes, so it stays writable inside the protected
+`.subagent/`."""
 LINKED_EXECUTES: tuple[str, ...] = ("commondir", "gitdir", "config.worktree")
 """Under a linked worktree's own git dir (writable for its index and HEAD): where its
 config comes from."""
@@ -55,10 +59,16 @@ def _under(path: str, top: str) -> bool:
 
 @dataclass(frozen=True)
 class Place:
-    """One protected path: `rel` under the real directory `base`."""
+    """One protected path: `rel` under the real directory `base`, but for `open` (paths
+    relative to `base` below it that stay the model's)."""
 
     base: Path
     rel: str
+    open: tuple[str, ...] = ()
+
+    def opened(self, path: Path) -> bool:
+        """Whether `path` is in one of the place's open sub-paths."""
+        return any(_under(str(path), str(self.base / o)) for o in self.open)
 
     @property
     def path(self) -> Path:
@@ -80,7 +90,7 @@ class Protected:
         """The place `path` is (or is under), or None."""
         text = str(path)
         for place in self.places:
-            if _under(text, str(place.path)):
+            if _under(text, str(place.path)) and not place.opened(path):
                 return place
         return None
 
@@ -153,6 +163,10 @@ def linked_worktree(workspace: Path) -> tuple[Path, Path] | None:
     return gitdir, common
 
 
+def _open_below(rel: str) -> tuple[str, ...]:
+    return tuple(m for m in MODEL_MEMORY if _under(m, rel) and m != rel)
+
+
 def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     """The places in and around `workspace` the model may not change, as they are now
     (call it when the session starts: a `.git` that does not exist yet is protected whole)."""
@@ -163,7 +177,7 @@ def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
         rels += [f".git/{name}" for name in GIT_EXECUTES]
     else:
         rels.append(".git")  # a linked worktree's pointer file, or none yet: all of it
-    places = [Place(root, rel) for rel in rels]
+    places = [Place(root, rel, _open_below(rel)) for rel in rels]
     linked = linked_worktree(root)
     if linked is not None:
         places += [Place(linked[0], name) for name in LINKED_EXECUTES]

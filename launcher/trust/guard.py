@@ -73,7 +73,18 @@ def _file_bytes(parent: int, name: str, size: int, budget: _Budget) -> bytes | N
     return b"".join(chunks)
 
 
-def _capture(parent: int, name: str, rel: str, tree: Tree, budget: _Budget, depth: int) -> None:
+def _capture(
+    parent: int,
+    name: str,
+    rel: str,
+    tree: Tree,
+    budget: _Budget,
+    depth: int,
+    skip: tuple[str, ...] = (),
+    way: frozenset[str] = frozenset(),
+) -> None:
+    if rel in skip:
+        return  # the model's own (its memory): neither copied nor put back
     if len(tree) >= MAX_ENTRIES or depth > MAX_DEPTH:
         tree[f"{rel}/{OVERFLOW}"] = Node("other", 0)
         return
@@ -89,7 +100,8 @@ def _capture(parent: int, name: str, rel: str, tree: Tree, budget: _Budget, dept
         data = _file_bytes(parent, name, st.st_size, budget)
         tree[rel] = Node("file", perms, st.st_size, st.st_mtime_ns, data)
     elif stat.S_ISDIR(mode):
-        tree[rel] = Node("dir", perms)
+        if rel not in way:  # a directory on the way to the model's own is not a change
+            tree[rel] = Node("dir", perms)
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
         except OSError:
@@ -97,7 +109,7 @@ def _capture(parent: int, name: str, rel: str, tree: Tree, budget: _Budget, dept
             return
         try:
             for entry in sorted(os.listdir(fd)):
-                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1)
+                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1, skip, way)
         finally:
             os.close(fd)
     else:
@@ -123,7 +135,8 @@ def snapshot(place: Place, budget: _Budget | None = None) -> Tree:
                 return tree
             os.close(fd)
             fd = child
-        _capture(fd, parts[-1], place.rel, tree, budget, 0)
+        way = frozenset(_ancestors(place.open))
+        _capture(fd, parts[-1], place.rel, tree, budget, 0, place.open, way)
     finally:
         os.close(fd)
     return tree
@@ -250,6 +263,15 @@ def put_back(place: Place, before: Tree, now: Tree) -> list[str]:
         os.close(root)
 
 
+def _ancestors(paths: tuple[str, ...]) -> set[str]:
+    """Every directory on the way to `paths` (which hold what stays the model's)."""
+    found: set[str] = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        found.update("/".join(parts[:n]) for n in range(1, len(parts)))
+    return found
+
+
 def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
     lost: list[str] = []
     gone: list[str] = []  # removed whole: what was under them is made again from `before`
@@ -327,6 +349,13 @@ class Guard:
         self.protected = protected
         budget = _Budget()
         self._before = [(place, snapshot(place, budget)) for place in protected.places]
+        # Directories on the way to the model's own that were there: never removed.
+        self._had = {
+            (p.base, way)
+            for p in protected.places
+            for way in _ancestors(p.open)
+            if os.path.lexists(p.base / way)
+        }
 
     def _now(self, place: Place, before: Tree, budget: _Budget) -> Tree | None:
         now = snapshot(place, budget)
@@ -358,4 +387,21 @@ class Guard:
                 said.append(f"{place.rel} (could not be put back: {exc.strerror})")
                 continue
             said.append(place.rel + (f" (not put back: {', '.join(lost)})" if lost else ""))
+            self._tidy(place)
         return said
+
+    def _tidy(self, place: Place) -> None:
+        """Remove the now empty directories on the way to the model's own it made."""
+        for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
+            if (place.base, way) not in self._had:
+                with contextlib.suppress(OSError):
+                    parts = PurePosixPath(way).parts
+                    root = os.open(place.base, _DIR_FLAGS)
+                    try:
+                        parent = _open_dir(root, parts[:-1])
+                    finally:
+                        os.close(root)
+                    try:
+                        os.rmdir(parts[-1], dir_fd=parent)
+                    finally:
+                        os.close(parent)

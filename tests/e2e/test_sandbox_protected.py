@@ -332,3 +332,26 @@ def test_an_unusable_subagent_home_exits_2_naming_it(who: str) -> None:
         assert run.returncode == 2, run.stderr
         assert "SUBAGENT_HOME" in run.stderr and str(blocker / "state") in run.stderr
         assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_an_agents_project_memory_survives_its_shell_commands(who: str) -> None:
+    """`.subagent/` is protected, but the `memory` tools' notes in it stay the model's."""
+    with world() as w:
+        agent = w.config / "agents" / "shell.md"
+        agent.write_text(agent.read_text().replace("---\nRun", "memory: project\n---\nRun"))
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "memory",
+            [
+                ("memory_write", {"key": "notes", "content": "remember this"}),
+                "echo fine > fine.txt",
+                "echo evil > .subagent/mcp.json",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [False, False, True], results
+        note = w.repo / ".subagent" / "memory" / "shell" / "notes.md"
+        assert note.read_text().strip() == "remember this"
+        assert not (w.repo / ".subagent" / "mcp.json").exists()
