@@ -68,6 +68,9 @@ def parse_agent_text(
 ) -> AgentSpec:
     """Parse agent file text; `path` names the file in errors and gives the default name."""
     path = Path(path)
+    if dialect.reader is not None:
+        entries, prompt = dialect.reader(text.removeprefix("\ufeff"), path)
+        return _build_spec(translate(dialect, entries, path, warnings), prompt, path, dialect)
     frontmatter, body = _split_frontmatter(text.removeprefix("\ufeff"), path)
     fields: dict[str, RawField] = {}
     if frontmatter is not None:

@@ -21,6 +21,9 @@ from launcher.config.claude_settings import (
 )
 from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_codex import CODEX
+from launcher.config.dialect_gemini import GEMINI
+from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
 from launcher.config.hosts import (
     PROJECT_HOST_FILES,
@@ -45,12 +48,20 @@ PROJECT_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
     (".claude/agents", CLAUDE),
     (".pi/agents", PI),
     (".agents/agents", PI),
+    (".codex/agents", CODEX),
+    (".gemini/agents", GEMINI),
+    (".opencode/agent", OPENCODE),
+    (".opencode/agents", OPENCODE),
 )
 """Other tools' agent folders in the project, read after `./.subagent/agents/`."""
 USER_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
     (".config/subagent/agents", SUBAGENT),
     (".claude/agents", CLAUDE),
     (".pi/agent/agents", PI),
+    (".codex/agents", CODEX),
+    (".gemini/agents", GEMINI),
+    (".config/opencode/agent", OPENCODE),
+    (".config/opencode/agents", OPENCODE),
 )
 """The user-level agent folders under HOME, in discovery order."""
 
@@ -70,7 +81,7 @@ class _Collector:
         if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
-        for path in sorted(directory.glob("*.md")):
+        for path in sorted(directory.glob(f"*{dialect.suffix}")):
             try:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:

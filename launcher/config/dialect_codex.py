@@ -1,0 +1,150 @@
+"""Codex's agent files (`.codex/agents/*.toml`, `~/.codex/agents/`) as a dialect.
+
+A Codex agent is a TOML file: `developer_instructions` is the prompt, `sandbox_mode`
+says what its shell and edits may touch, `mcp_servers` adds servers (with Codex's own
+`enabled_tools` / `disabled_tools`). Codex agents have no tool allowlist: every built-in
+and server runs unless a field narrows it. The model is offered Codex's names (`shell`,
+`read_file`, `mcp__SERVER__TOOL`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from launcher.config.dialect import Action, Dialect, FieldRule, RawField
+from launcher.config.dialect_claude import inline_server
+from launcher.config.model_spec import provider_slash_model
+from launcher.config.types import ServerSpec
+from launcher.errors import ConfigError
+
+H, M, IGN, REF = Action.HONOURED, Action.MAPPED, Action.IGNORED, Action.REFUSED
+
+PROMPT_FIELD = "developer_instructions"
+_TOML_LINE = re.compile(r"at line (\d+)")
+# Codex's per-server keys -> ours (config/servers.py reads the rest as mcp.json does).
+_SERVER_KEYS = {"startup_timeout_sec": "startup_timeout", "tool_timeout_sec": "tool_timeout"}
+_SERVER_DROPPED = ("enabled", "env_vars", "bearer_token_env_var", "http_headers")
+
+
+def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
+    """A Codex agent file's top-level fields (each with its line) and its prompt."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_LINE.search(str(exc))
+        line = int(found.group(1)) if found else None
+        raise ConfigError(f"invalid TOML: {str(exc)[:200]}", path=path, line=line) from exc
+    except RecursionError as exc:
+        raise ConfigError("TOML is nested too deeply", path=path) from exc
+    lines = text.splitlines()
+    entries = {key: RawField(value, _line_of(lines, key)) for key, value in data.items()}
+    prompt = entries.pop(PROMPT_FIELD, None)
+    if prompt is None or not isinstance(prompt.value, str) or not prompt.value.strip():
+        raise ConfigError("a Codex agent needs its prompt as text", path=path, field=PROMPT_FIELD)
+    return entries, prompt.value.strip()
+
+
+def _line_of(lines: list[str], key: str) -> int:
+    pattern = re.compile(rf'^\s*("?){re.escape(key)}\1\s*=|^\s*\[+\s*{re.escape(key)}[\].]')
+    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
+
+
+def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    return {"model": provider_slash_model(value)}
+
+
+def _sandbox_mode(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    if value == "read-only":
+        # A read-only shell cannot be offered here: no shell, no file changes (narrower).
+        return {"disallowed_tools": ["bash", "write", "edit"]}
+    if value == "workspace-write":
+        return {"sandbox": "required"}
+    raise ValueError(f"unknown sandbox mode '{value}'")  # the table refuses it first
+
+
+def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise ValueError("expected tables [mcp_servers.NAME]")
+    inline: list[ServerSpec] = []
+    denied: list[str] = []
+    for name, raw in value.items():
+        if not isinstance(raw, dict):
+            raise ValueError(f"server '{name}': expected a table")
+        if raw.get("enabled", True) is not True:
+            if raw.get("enabled") is not False:
+                raise ValueError(f"server '{name}': enabled: expected true or false")
+            denied.append(f"ext:{name}")  # never starts, even if defined elsewhere too
+            continue
+        if "command" not in raw and "url" not in raw:
+            raise ValueError(f"server '{name}': expected command or url")
+        inline.append(inline_server(str(name), _as_ours(str(name), raw), path))
+    return {"inline_servers": tuple(inline), "disallowed_tools": denied}
+
+
+def _as_ours(name: str, raw: dict[str, object]) -> dict[str, object]:
+    """A Codex server table in `mcp.json` terms (`${VAR}` for the variables it names)."""
+    ours = {_SERVER_KEYS.get(k, k): v for k, v in raw.items() if k not in _SERVER_DROPPED}
+    env = dict(ours.get("env") or {})  # type: ignore[call-overload]
+    for var in _strings(raw.get("env_vars", []), name, "env_vars"):
+        env.setdefault(var, f"${{{var}}}")
+    if env:
+        ours["env"] = env
+    headers = dict(raw.get("http_headers") or {})  # type: ignore[call-overload]
+    token = raw.get("bearer_token_env_var")
+    if token is not None:
+        headers["Authorization"] = (
+            f"Bearer ${{{_strings([token], name, 'bearer_token_env_var')[0]}}}"
+        )
+    if headers:
+        ours["headers"] = headers
+    return ours
+
+
+def _strings(value: object, name: str, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"server '{name}': {key}: expected a list of variable names")
+    return list(value)
+
+
+_FIELDS: dict[str, FieldRule] = {
+    "name": FieldRule(H, "name", "the agent's id"),
+    "description": FieldRule(H, "description", "one line for humans and hosts"),
+    PROMPT_FIELD: FieldRule(M, None, "the prompt (the file has no body)"),
+    "model": FieldRule(
+        M, "model", "gpt-*, o3, codex-* -> openai:; PROVIDER:MODEL as written", _model
+    ),
+    "sandbox_mode": FieldRule(
+        M,
+        None,
+        "read-only: no shell, no write or edit; workspace-write: sandbox required",
+        _sandbox_mode,
+        values={"read-only": M, "workspace-write": M, "danger-full-access": IGN},
+        refusal="a sandbox mode unknown here would narrow the agent",
+    ),
+    "approval_policy": FieldRule(
+        M,
+        None,
+        "nobody to ask here: a call that would need approval is not run outside the sandbox",
+        values={"never": IGN, "on-request": IGN, "on-failure": IGN},
+        refusal="untrusted (ask before every command) would narrow the agent",
+    ),
+    "mcp_servers": FieldRule(
+        M,
+        "inline_servers",
+        "[mcp_servers.NAME] tables: servers only this agent has (enabled_tools, "
+        "disabled_tools as in mcp.json; enabled = false never starts it)",
+        _mcp_servers,
+    ),
+    "nickname_candidates": FieldRule(IGN, note="display only"),
+    "model_reasoning_effort": FieldRule(IGN, note="no reasoning settings here"),
+    "model_reasoning_summary": FieldRule(IGN, note="no reasoning settings here"),
+    "model_verbosity": FieldRule(IGN, note="no reasoning settings here"),
+    "web_search": FieldRule(IGN, note="no web search tool here"),
+    "skills": FieldRule(IGN, note="no skills here"),
+}
+
+CODEX = Dialect("codex", _FIELDS, suffix=".toml", reader=read_codex)
+"""Files in `.codex/agents/` and `~/.codex/agents/`."""
