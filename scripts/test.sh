@@ -7,8 +7,9 @@
 #
 # The first full run installs, before any test starts: .venv/ with subagent and its test
 # tools (~300 MB), and the interop set the e2e tests run against (.ci/install-interop.sh):
-# Node 22 and six npm packages into .interop/ (~280 MB), mcp-server-time, mcp-server-git
-# and ray into .venv (~250 MB). About 3-5 minutes on a fresh machine with a fast network;
+# Node 22 and the npm packages (reference servers, the conformance suite, Claude Code) into
+# .interop/ (~660 MB), two peer venvs for the benches (~450 MB), mcp-server-time,
+# mcp-server-git and ray into .venv (~250 MB). About 3-5 minutes on a fresh machine with a fast network;
 # later runs skip what is installed (seconds). The whole suite then takes ~10 minutes on
 # an idle 2-core machine, more under load; every test has a timeout (pyproject.toml), so
 # a hang fails naming its test.
@@ -26,7 +27,7 @@ if [ "$fast" = 1 ]; then
 else
   if [ ! -f .interop/.npm-installed ] || [ ! -x .venv/bin/python ]; then
     echo "test.sh: first run: installing .venv (~300 MB) and the interop set (Node 22 + npm" \
-      "packages ~280 MB in .interop/, ray and two PyPI MCP servers ~250 MB): ~3-5 min"
+      "packages ~660 MB and bench peers ~450 MB in .interop/, ray and two PyPI servers ~250 MB): ~3-5 min"
   else
     echo "test.sh: checking .venv and the interop set (already installed: seconds)"
   fi

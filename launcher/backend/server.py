@@ -205,6 +205,8 @@ class SubagentServer:
         if args.get("background") is None:
             # The agent file's default, seen by the caller that decides how to answer.
             host_args["background"] = spec.background
+        if host_args.get("background"):
+            can_ask = False  # nobody waits on a background call to answer its servers' asks
         max_turns = args.get("max_turns")
         return self.manager.spawn(
             prompt,
@@ -241,11 +243,11 @@ class SubagentServer:
             if entry is None:
                 return _error(NOT_FOUND.format(params.request_state))
             await take_responses(entry.inputs, params.input_responses)
-        elif args.get("background"):
-            entry = await self.start_spawn(args, caller=caller)
-            return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
         else:
+            # The agent file's `background` is filled into `args` by start_spawn.
             entry = await self.start_spawn(args, caller=caller, can_ask=can_elicit(ctx))
+            if args.get("background"):
+                return _result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
         try:
             asked = await self._wait_reporting_progress(entry, ctx)
         except anyio.get_cancelled_exc_class():

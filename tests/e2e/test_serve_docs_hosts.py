@@ -72,7 +72,10 @@ def launch(section: str, lang: str, text: str) -> tuple[list[str], dict[str, str
     return [entry["command"], *entry["args"]], dict(entry.get("env", {}))
 
 
-SNIPPETS = [b for b in blocks() if b[1] in ("console", "toml", "json")]
+HOSTS = ("Claude Code", "Codex", "Gemini CLI", "opencode")
+"""The sections whose snippets start serve over stdio; the HTTP section's own examples
+(a systemd unit, a container, an HTTP entry) are checked apart."""
+SNIPPETS = [b for b in blocks() if b[0] in HOSTS and b[1] in ("console", "toml", "json")]
 
 
 def test_every_host_has_its_snippets() -> None:
@@ -166,3 +169,43 @@ def test_claude_code_accepts_the_add_command_and_writes_the_json_snippet(tmp_pat
     written = json.loads((project / ".mcp.json").read_text())["mcpServers"]["subagent"]
     assert written.pop("type") == "stdio"
     assert written == json.loads(snippet)["mcpServers"]["subagent"]
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="Claude Code not installed (.ci/install-interop.sh)"
+)
+def test_claude_code_accepts_the_http_entry_command(tmp_path: Path) -> None:
+    """The HTTP section's `claude mcp add --transport http` runs in the real Claude Code and
+    records the URL and the header, the token left for Claude Code to expand: a shell
+    that ran the page's line would not paste the token into the project's `.mcp.json`."""
+    (command,) = [
+        text
+        for section, lang, text in blocks()
+        if section == "A shared service over HTTP" and "claude mcp add" in text
+    ]
+    # Quoted as a shell would read it: single quotes leave `${...}` for Claude Code.
+    assert "'Authorization: Bearer ${SUBAGENT_SERVE_TOKEN}'" in command
+    words = shlex.split(command.removeprefix("$ "))
+    url = next(w for w in words if w.startswith("http://"))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "SUBAGENT_SERVE_TOKEN": "t" * 24,
+    }
+    done = subprocess.run(
+        [str(CLAUDE), *words[1:]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+    )
+    assert done.returncode == 0 and "Invalid" not in done.stdout + done.stderr, done
+    written = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["subagents"]
+    assert written["type"] == "http" and written["url"] == url
+    assert written["headers"] == {"Authorization": "Bearer ${SUBAGENT_SERVE_TOKEN}"}
+    assert "t" * 24 not in (tmp_path / ".mcp.json").read_text()
