@@ -123,6 +123,10 @@ class _Collector:
                 self.tool_search = read_tool_search(path)
         self.warnings.extend(warnings)
         for name, spec in servers.items():
+            if lenient and _is_subagent_serve(spec):
+                # A host's entry for serve itself (its snippet in the project's .mcp.json).
+                self.warnings.append(f"{path}: server '{name}' is subagent serve: left out")
+                continue
             self.servers.setdefault(name, spec)
         return hosts
 
@@ -160,6 +164,16 @@ class _Collector:
             sandbox=self.sandbox,
             tool_search=self.tool_search,
         )
+
+
+def _is_subagent_serve(spec: ServerSpec) -> bool:
+    """Whether a server entry starts `subagent serve` (or `python -m launcher.cli serve`)."""
+    words = [Path(spec.command).name if spec.command else "", *spec.args]
+    for index, word in enumerate(words):
+        if word == "serve" and index > 0:
+            before = words[index - 1]
+            return Path(before).name in ("subagent", "launcher.cli", "launcher")
+    return False
 
 
 def _present(path: Path, is_kind: Callable[[int], bool], kind: str) -> bool:
