@@ -119,11 +119,15 @@ def test_codex_workspace_write_requires_the_sandbox(tmp_path: Path) -> None:
         ('approval_policy = "untrusted"', "approval_policy"),
         ('developer_instructions = ""', "developer_instructions"),
         ("name = ", "TOML"),
+        ('shell_environment_policy = { inherit = "none" }', "shell_environment_policy"),
+        ("[features]\nshell_tool = false", "features"),
     ],
 )
 def test_codex_refusals_name_the_file_and_field(tmp_path: Path, line: str, why: str) -> None:
     key = line.split(" ")[0]
     kept = [ln for ln in CODEX_REVIEWER.splitlines() if not ln.startswith(key)]
+    if key.startswith("["):  # a table goes last, after every top-level key
+        kept, line = [*kept, line], ""
     if key == "developer_instructions":
         kept = [ln for ln in kept if ln not in ("Review the change.", '"""')]
     path = write(tmp_path / "r.toml", "\n".join([line, *kept]) + "\n")
@@ -163,6 +167,12 @@ def test_a_gemini_tools_list_is_the_allowlist_of_every_tool() -> None:
     assert any("web_fetch" in note for note in notes)
 
 
+def test_a_gemini_tools_string_is_read_as_the_same_list() -> None:
+    spec = parse_agent_text(md("tools: read_file, search_file_content"), "a.md", [], GEMINI)
+    assert ToolScope(spec).builtin_names() == ("read", "grep")
+    assert not offered(spec, "github", "create_issue")
+
+
 def test_gemini_mcp_entries_select_servers() -> None:
     spec = parse_agent_text(
         md("tools: [read_file, mcp_github_*, mcp_jira_get_issue]"), "a.md", [], GEMINI
@@ -171,6 +181,19 @@ def test_gemini_mcp_entries_select_servers() -> None:
     assert offered(spec, "jira", "get_issue")
     assert not offered(spec, "jira", "delete_issue")
     assert not offered(spec, "slack", "post")
+
+
+def test_gemini_inline_servers_keep_their_exclusions() -> None:
+    spec = parse_agent_text(
+        md(
+            "mcpServers:\n  gh:\n    command: gh-mcp\n    excludeTools: [delete_repo]\n    timeout: 5000"
+        ),
+        "a.md",
+        [],
+        GEMINI,
+    )
+    (server,) = spec.servers
+    assert (server.disabled_tools, server.tool_timeout) == (("delete_repo",), 5.0)
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,14 @@ PROMPT_FIELD = "developer_instructions"
 _TOML_LINE = re.compile(r"at line (\d+)")
 # Codex's per-server keys -> ours (config/servers.py reads the rest as mcp.json does).
 _SERVER_KEYS = {"startup_timeout_sec": "startup_timeout", "tool_timeout_sec": "tool_timeout"}
-_SERVER_DROPPED = ("enabled", "env_vars", "bearer_token_env_var", "http_headers")
+_SERVER_DROPPED = (
+    "enabled",
+    "env_vars",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "startup_timeout_ms",
+)
 
 
 def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
@@ -41,6 +48,17 @@ def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
         raise ConfigError("TOML is nested too deeply", path=path) from exc
     lines = text.splitlines()
     entries = {key: RawField(value, _line_of(lines, key)) for key, value in data.items()}
+    for key, entry in entries.items():
+        if key not in _FIELDS:
+            # A Codex agent file is a config layer: a key not read here (`features`,
+            # `shell_environment_policy`, ...) may narrow the agent.
+            raise ConfigError(
+                "a Codex setting this runner does not read; it may narrow the agent, so "
+                "without it the agent could run wider: refused",
+                path=path,
+                line=entry.line,
+                field=key,
+            )
     prompt = entries.pop(PROMPT_FIELD, None)
     if prompt is None or not isinstance(prompt.value, str) or not prompt.value.strip():
         raise ConfigError("a Codex agent needs its prompt as text", path=path, field=PROMPT_FIELD)
@@ -92,7 +110,17 @@ def _as_ours(name: str, raw: dict[str, object]) -> dict[str, object]:
         env.setdefault(var, f"${{{var}}}")
     if env:
         ours["env"] = env
+    if "startup_timeout_ms" in raw:
+        ms = raw["startup_timeout_ms"]
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or ms <= 0:
+            raise ValueError(f"server '{name}': startup_timeout_ms: expected milliseconds")
+        ours.setdefault("startup_timeout", ms / 1000)
     headers = dict(raw.get("http_headers") or {})  # type: ignore[call-overload]
+    from_env = raw.get("env_http_headers") or {}
+    if not isinstance(from_env, dict):
+        raise ValueError(f"server '{name}': env_http_headers: expected a table")
+    for header, var in from_env.items():
+        headers[header] = f"${{{_strings([var], name, 'env_http_headers')[0]}}}"
     token = raw.get("bearer_token_env_var")
     if token is not None:
         headers["Authorization"] = (

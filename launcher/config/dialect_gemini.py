@@ -32,12 +32,15 @@ TOOL_NAMES: Mapping[str, str] = {
     "list_directory": "ls",
 }
 """Gemini CLI's built-in tool names (and older spellings) -> ours."""
+_SERVER_KEYS = {"includeTools": "enabled_tools", "excludeTools": "disabled_tools", "httpUrl": "url"}
 
 
 def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    # Gemini CLI writes a list; collections also write `read_file, glob` (same names).
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
         raise ValueError("expected a list of tool names")
-    names = [item.strip() for item in value if item.strip()]
+    names = [item.strip() for item in items if item.strip()]
     if "*" in names:
         return {"tools": ["*"]}
     ours: list[str] = []
@@ -64,11 +67,22 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
         raise ValueError("expected a map of server name to definition")
     inline: list[ServerSpec] = []
     for name, definition in value.items():
-        if isinstance(definition, dict) and "httpUrl" in definition:
-            definition = {**definition, "url": definition["httpUrl"]}
-            definition.pop("httpUrl")
-        inline.append(inline_server(str(name), definition, path))
+        if not isinstance(definition, dict):
+            raise ValueError(f"server '{name}': expected a mapping")
+        inline.append(inline_server(str(name), _as_ours(definition), path))
     return {"inline_servers": tuple(inline)}
+
+
+def _as_ours(raw: dict[str, object]) -> dict[str, object]:
+    """A Gemini CLI server entry in `mcp.json` terms: `includeTools` / `excludeTools` are
+    `enabled_tools` / `disabled_tools`, `httpUrl` a url, `timeout` milliseconds."""
+    ours = {_SERVER_KEYS.get(key, key): v for key, v in raw.items() if key != "trust"}
+    timeout = ours.pop("timeout", None)
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout: expected milliseconds, got '{timeout}'")
+        ours["tool_timeout"] = timeout / 1000
+    return ours
 
 
 def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:

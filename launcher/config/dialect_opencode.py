@@ -73,7 +73,10 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
         for name, on in items[cut + 1 :]:
             if on and name in TOOL_NAMES:
                 allowed.append(TOOL_NAMES[name])
-            elif on and name not in NO_TOOL_HERE:
+            elif on and not is_glob(name) and "_" not in name:
+                if name not in NO_TOOL_HERE:
+                    notes.append(f"tool '{name}' is not available here: left out")
+            elif on:
                 allowed.append(allow_selector(name, ""))
         result["tools"] = allowed or ["none"]
         if not any(item.startswith("ext:") or "__" in item for item in allowed):
