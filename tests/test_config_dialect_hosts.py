@@ -175,18 +175,24 @@ def test_a_gemini_tools_string_is_read_as_the_same_list() -> None:
 
 def test_gemini_mcp_entries_select_servers() -> None:
     spec = parse_agent_text(
-        md("tools: [read_file, mcp_github_*, mcp_jira_get_issue]"), "a.md", [], GEMINI
+        md("tools: [read_file, mcp_github_*, mcp_jira_get_issue, mcp_wiki_get*]"),
+        "a.md",
+        [],
+        GEMINI,
     )
     assert offered(spec, "github", "create_issue")
     assert offered(spec, "jira", "get_issue")
     assert not offered(spec, "jira", "delete_issue")
     assert not offered(spec, "slack", "post")
+    assert offered(spec, "wiki", "get_page") and not offered(spec, "wiki", "put_page")
 
 
 def test_gemini_inline_servers_keep_their_exclusions() -> None:
     spec = parse_agent_text(
         md(
-            "mcpServers:\n  gh:\n    command: gh-mcp\n    excludeTools: [delete_repo]\n    timeout: 5000"
+            "mcpServers:\n  gh:\n    command: gh-mcp\n"
+            "    excludeTools: [delete_repo]\n    timeout: 5000\n"
+            "  old:\n    url: http://127.0.0.1:1/sse"
         ),
         "a.md",
         [],
@@ -194,10 +200,11 @@ def test_gemini_inline_servers_keep_their_exclusions() -> None:
     )
     (server,) = spec.servers
     assert (server.disabled_tools, server.tool_timeout) == (("delete_repo",), 5.0)
+    assert not offered(spec, "old", "anything")  # SSE cannot run here: never another "old"
 
 
 @pytest.mark.parametrize(
-    "fields", ["kind: remote", "timeout_mins: 5", "tools: [read_*]", "tools: [mcp_gh*]"]
+    "fields", ["kind: remote", "timeout_mins: 5", "tools: [read_*]", "tools: [mcp_g*_x]"]
 )
 def test_gemini_fields_that_cannot_be_honoured_refuse(fields: str) -> None:
     with pytest.raises(ConfigError):
@@ -212,7 +219,7 @@ def test_opencode_tools_and_permissions_deny() -> None:
     spec = parse_agent_text(
         md(
             "description: d\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5#high\n"
-            "tools:\n  write: false\n  gh_*: false\n"
+            "tools:\n  Write: false\n  gh_*: false\n"
             'permission:\n  edit: deny\n  bash:\n    "git diff": allow\n    "*": ask'
         ),
         "oc.md",

@@ -9,6 +9,7 @@ and server runs unless a field narrows it. The model is offered Codex's names (`
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule, RawField
 from launcher.config.dialect_claude import inline_server
+from launcher.config.host_entries import EntryError, Reading, codex_entry
 from launcher.config.model_spec import provider_slash_model
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
@@ -24,16 +26,6 @@ H, M, IGN, REF = Action.HONOURED, Action.MAPPED, Action.IGNORED, Action.REFUSED
 
 PROMPT_FIELD = "developer_instructions"
 _TOML_LINE = re.compile(r"at line (\d+)")
-# Codex's per-server keys -> ours (config/servers.py reads the rest as mcp.json does).
-_SERVER_KEYS = {"startup_timeout_sec": "startup_timeout", "tool_timeout_sec": "tool_timeout"}
-_SERVER_DROPPED = (
-    "enabled",
-    "env_vars",
-    "bearer_token_env_var",
-    "http_headers",
-    "env_http_headers",
-    "startup_timeout_ms",
-)
 
 
 def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
@@ -88,53 +80,19 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
         raise ValueError("expected tables [mcp_servers.NAME]")
     inline: list[ServerSpec] = []
     denied: list[str] = []
+    reading = Reading(os.environ, notes, "a server")
     for name, raw in value.items():
         if not isinstance(raw, dict):
             raise ValueError(f"server '{name}': expected a table")
-        if raw.get("enabled", True) is not True:
-            if raw.get("enabled") is not False:
-                raise ValueError(f"server '{name}': enabled: expected true or false")
-            denied.append(f"ext:{name}")  # never starts, even if defined elsewhere too
+        try:
+            entry = codex_entry(str(name), raw, reading)
+        except EntryError as exc:
+            raise ValueError(f"server '{name}': {exc.field}: {exc.message}") from exc
+        if entry is None:
+            denied.append(f"ext:{name}")  # disabled or refused: never starts for this agent
             continue
-        if "command" not in raw and "url" not in raw:
-            raise ValueError(f"server '{name}': expected command or url")
-        inline.append(inline_server(str(name), _as_ours(str(name), raw), path))
+        inline.append(inline_server(str(name), entry, path))
     return {"inline_servers": tuple(inline), "disallowed_tools": denied}
-
-
-def _as_ours(name: str, raw: dict[str, object]) -> dict[str, object]:
-    """A Codex server table in `mcp.json` terms (`${VAR}` for the variables it names)."""
-    ours = {_SERVER_KEYS.get(k, k): v for k, v in raw.items() if k not in _SERVER_DROPPED}
-    env = dict(ours.get("env") or {})  # type: ignore[call-overload]
-    for var in _strings(raw.get("env_vars", []), name, "env_vars"):
-        env.setdefault(var, f"${{{var}}}")
-    if env:
-        ours["env"] = env
-    if "startup_timeout_ms" in raw:
-        ms = raw["startup_timeout_ms"]
-        if isinstance(ms, bool) or not isinstance(ms, int | float) or ms <= 0:
-            raise ValueError(f"server '{name}': startup_timeout_ms: expected milliseconds")
-        ours.setdefault("startup_timeout", ms / 1000)
-    headers = dict(raw.get("http_headers") or {})  # type: ignore[call-overload]
-    from_env = raw.get("env_http_headers") or {}
-    if not isinstance(from_env, dict):
-        raise ValueError(f"server '{name}': env_http_headers: expected a table")
-    for header, var in from_env.items():
-        headers[header] = f"${{{_strings([var], name, 'env_http_headers')[0]}}}"
-    token = raw.get("bearer_token_env_var")
-    if token is not None:
-        headers["Authorization"] = (
-            f"Bearer ${{{_strings([token], name, 'bearer_token_env_var')[0]}}}"
-        )
-    if headers:
-        ours["headers"] = headers
-    return ours
-
-
-def _strings(value: object, name: str, key: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError(f"server '{name}': {key}: expected a list of variable names")
-    return list(value)
 
 
 _FIELDS: dict[str, FieldRule] = {

@@ -8,11 +8,13 @@ model is offered Gemini CLI's names (`read_file`, `mcp_github_list_issues`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule
 from launcher.config.dialect_claude import inline_server
+from launcher.config.host_entries import EntryError, Reading, gemini_entry
 from launcher.config.host_tools import allow_selector, is_glob
 from launcher.config.types import ServerSpec
 
@@ -32,7 +34,6 @@ TOOL_NAMES: Mapping[str, str] = {
     "list_directory": "ls",
 }
 """Gemini CLI's built-in tool names (and older spellings) -> ours."""
-_SERVER_KEYS = {"includeTools": "enabled_tools", "excludeTools": "disabled_tools", "httpUrl": "url"}
 
 
 def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
@@ -66,23 +67,20 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
     if not isinstance(value, dict):
         raise ValueError("expected a map of server name to definition")
     inline: list[ServerSpec] = []
-    for name, definition in value.items():
-        if not isinstance(definition, dict):
+    denied: list[str] = []
+    reading = Reading(os.environ, notes, "a server")
+    for name, raw in value.items():
+        if not isinstance(raw, dict):
             raise ValueError(f"server '{name}': expected a mapping")
-        inline.append(inline_server(str(name), _as_ours(definition), path))
-    return {"inline_servers": tuple(inline)}
-
-
-def _as_ours(raw: dict[str, object]) -> dict[str, object]:
-    """A Gemini CLI server entry in `mcp.json` terms: `includeTools` / `excludeTools` are
-    `enabled_tools` / `disabled_tools`, `httpUrl` a url, `timeout` milliseconds."""
-    ours = {_SERVER_KEYS.get(key, key): v for key, v in raw.items() if key != "trust"}
-    timeout = ours.pop("timeout", None)
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ValueError(f"timeout: expected milliseconds, got '{timeout}'")
-        ours["tool_timeout"] = timeout / 1000
-    return ours
+        try:
+            entry = gemini_entry(str(name), raw, reading)
+        except EntryError as exc:
+            raise ValueError(f"server '{name}': {exc.field}: {exc.message}") from exc
+        if entry is None:
+            denied.append(f"ext:{name}")  # cannot run here: never one of the same name
+            continue
+        inline.append(inline_server(str(name), entry, path))
+    return {"inline_servers": tuple(inline), "disallowed_tools": denied}
 
 
 def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:

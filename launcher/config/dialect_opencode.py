@@ -86,11 +86,12 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
 
 def _deny(name: str, notes: list[str]) -> list[str]:
     """A denied opencode tool name or glob: our built-ins it names, and server tools."""
-    if not is_glob(name) and name in TOOL_NAMES:
-        return [TOOL_NAMES[name]]
-    if not is_glob(name) and name in NO_TOOL_HERE:
+    lowered = name.lower()  # denying more is safe: `Bash: false` denies bash
+    if not is_glob(name) and lowered in TOOL_NAMES:
+        return [TOOL_NAMES[lowered]]
+    if not is_glob(name) and lowered in NO_TOOL_HERE:
         return []
-    return builtins_matching(name, TOOL_NAMES) + deny_selectors(name)
+    return builtins_matching(lowered, TOOL_NAMES) + deny_selectors(name)
 
 
 def _permission(value: object, notes: list[str], path: Path) -> Mapping[str, object]:

@@ -31,16 +31,17 @@ def allow_selector(name: str, prefix: str, sep: str = "_") -> str:
     """A host's allow entry for servers' tools as one selector naming no more than it.
 
     `PREFIX*` is every server's tool, `PREFIX SERVER_*` the server, `PREFIX SERVER_TOOL`
-    that tool (split at the first `_`: a server whose name has one is then not named,
-    narrower). Any other glob raises ValueError: it cannot be honoured exactly."""
+    that tool, `PREFIX SERVER_GLOB` its tools the glob matches (split at the first `_`: a
+    server whose name has one is then not named, narrower). A glob in the server part
+    raises ValueError: it cannot be honoured exactly."""
     rest = name[len(prefix) :]
     if rest == "*":
         return f"*{NAME_SEPARATOR}*"
     server, found, tool = rest.partition(sep)
-    if not found or not server or not tool or is_glob(server) or (is_glob(tool) and tool != "*"):
+    if not found or not server or not tool or is_glob(server):
         raise ValueError(
             f"'{name}' names tools in a way that cannot be honoured exactly here "
-            f"(use {prefix}*, {prefix}SERVER{sep}* or {prefix}SERVER{sep}TOOL)"
+            f"(use {prefix}*, {prefix}SERVER{sep}* or {prefix}SERVER{sep}TOOL, TOOL a glob or not)"
         )
     return f"ext:{server}" if tool == "*" else f"ext:{server}/{tool}"
 
