@@ -16,7 +16,7 @@ def provider_slash_model(value: object) -> str | None:
     A pi thinking suffix (`:high`) or opencode variant (`#high`) is dropped. ValueError
     for anything else."""
     if not isinstance(value, str):
-        raise ValueError(f"expected a model name, got {type(value).__name__}")
+        raise ValueError(f"expected a string (a model name), got {type(value).__name__}")
     spec = value.strip()
     head, colon, _ = spec.partition(":")
     if spec == "inherit" or (colon and "/" not in head):
