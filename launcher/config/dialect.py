@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from launcher.config.frontmatter import excerpt
 from launcher.errors import ConfigError
 
 
@@ -95,7 +96,9 @@ def translate(
     for key, raw in entries.items():
         rule = dialect.fields.get(key)
         if rule is None:
-            notes.append(f"{path}:{raw.line}: unknown field '{key}' ignored{_hint(key, dialect)}")
+            notes.append(
+                f"{path}:{raw.line}: unknown field '{excerpt(key)}' ignored{_hint(key, dialect)}"
+            )
             continue
         action = _action(rule, raw.value)
         if action is Action.REFUSED:
@@ -167,7 +170,7 @@ def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
     reason = rule.refusal or rule.note or "cannot be honoured here"
     if rule.values is not None:
         return (
-            f"'{value}' cannot be honoured here, and without it the agent would run "
+            f"'{excerpt(value)}' cannot be honoured here, and without it the agent would run "
             f"wider: refused ({reason})"
         )
     return f"{dialect.name} field refused: {reason}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from launcher.config.frontmatter import excerpt
 from launcher.config.types import BUILTIN_TOOLS, MEMORY_TOOLS, OPT_IN_TOOLS, Selector
 from launcher.errors import ConfigError
 from launcher.toolset.naming import NAME_SEPARATOR
@@ -80,7 +81,7 @@ def parse_selector(
     if lowered in KNOWN_BUILTINS:
         return Selector(kind="builtin", name=lowered, raw=text)
     raise ConfigError(
-        f"unknown built-in tool '{text}'; valid built-ins: {', '.join(KNOWN_BUILTINS)} "
+        f"unknown built-in tool '{excerpt(text)}'; valid built-ins: {', '.join(KNOWN_BUILTINS)} "
         "(or *, all, none, ext:SERVER, ext:SERVER/TOOL, SERVER__TOOL)",
         path=path,
         line=line,
@@ -104,7 +105,7 @@ def _parse_ext(text: str, *, path: Path | str | None, field: str, line: int | No
     server, tool = server.strip(), tool.strip()
     if not server or (slash and not tool):
         raise ConfigError(
-            f"bad selector '{text}': expected ext:SERVER or ext:SERVER/TOOL",
+            f"bad selector '{excerpt(text)}': expected ext:SERVER or ext:SERVER/TOOL",
             path=path,
             line=line,
             field=field,
