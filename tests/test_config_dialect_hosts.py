@@ -244,6 +244,25 @@ def test_opencode_star_false_makes_later_trues_the_allowlist() -> None:
     assert not offered(spec, "gh", "create_issue")
 
 
+def test_opencode_star_deny_permission_is_an_allowlist() -> None:
+    notes: list[str] = []
+    spec = parse_agent_text(
+        md(
+            'permission:\n  edit: allow\n  "*": deny\n  bash: ask\n  glob: allow\n'
+            '  read: allow\n  webfetch: allow\n  "rm -rf *": deny\n  "g*": allow\n'
+            '  skill:\n    "*": deny\n    docs: allow\n  jira_*: allow'
+        ),
+        "oc.md",
+        notes,
+        OPENCODE,
+    )
+    # edit came before "*": deny, which overrides it; bash is ask (nobody to ask).
+    assert ToolScope(spec).builtin_names() == ("read", "grep", "find")
+    assert offered(spec, "jira", "get_issue")
+    assert not offered(spec, "gh", "create_issue")
+    assert any("'g*': only the built-ins it names" in note for note in notes)
+
+
 def test_opencode_v2_permissions_list_denies_whole_tools() -> None:
     spec = parse_agent_text(
         md(
@@ -262,7 +281,6 @@ def test_opencode_v2_permissions_list_denies_whole_tools() -> None:
     [
         "permission:\n  external_directory: deny",
         "permission:\n  edit: maybe",
-        'tools:\n  "*": false\n  "g*": true',
         "prompt: Be careful.",
         "mode: sometimes",
     ],

@@ -69,18 +69,35 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     result: dict[str, object] = {"disallowed_tools": denied}
     if cut >= 0:
         # `"*": false`: only what a later entry turns back on (last rule wins in opencode).
-        allowed: list[str] = []
-        for name, on in items[cut + 1 :]:
-            if on and name in TOOL_NAMES:
-                allowed.append(TOOL_NAMES[name])
-            elif on and not is_glob(name) and "_" not in name:
-                if name not in NO_TOOL_HERE:
-                    notes.append(f"tool '{name}' is not available here: left out")
-            elif on:
-                allowed.append(allow_selector(name, ""))
-        result["tools"] = allowed or ["none"]
-        if not any(item.startswith("ext:") or "__" in item for item in allowed):
-            result["extensions"] = False
+        result |= _allowlist([name for name, on in items[cut + 1 :] if on], notes)
+    return result
+
+
+def _allowlist(names: list[str], notes: list[str]) -> dict[str, object]:
+    """Entries allowed after a `"*"` that turns everything off, as our `tools`: each one
+    we can name no wider than opencode does; one we cannot is left out (narrower)."""
+    allowed: list[str] = []
+    for name in names:
+        if not is_glob(name) and name in PERMISSION_TOOLS:
+            allowed += PERMISSION_TOOLS[name]
+            continue
+        if name in NO_TOOL_HERE:
+            continue
+        found = builtins_matching(name, TOOL_NAMES) if is_glob(name) else []
+        selector = None
+        if "_" in name:
+            try:
+                selector = allow_selector(name, "")
+            except ValueError:
+                selector = None
+        allowed += [*found, selector] if selector else found
+        if selector is None and is_glob(name):
+            notes.append(f"'{name}': only the built-ins it names are allowed here")
+        elif selector is None and not found:
+            notes.append(f"'{name}' names no tool here: left out")
+    result: dict[str, object] = {"tools": list(dict.fromkeys(allowed)) or ["none"]}
+    if not any(item.startswith("ext:") or "__" in item for item in allowed):
+        result["extensions"] = False
     return result
 
 
@@ -97,9 +114,15 @@ def _deny(name: str, notes: list[str]) -> list[str]:
 def _permission(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise ValueError("expected a map of permission to allow, ask or deny")
+    items = [(str(key), _strictest(rule, str(key), notes)) for key, rule in value.items()]
+    cut = max((i for i, (key, effect) in enumerate(items) if key == "*"), default=-1)
+    if cut >= 0 and items[cut][1] != "allow":
+        # `"*": deny` (or ask: nobody to ask): only what a later rule allows (last wins).
+        return _allowlist([key for key, effect in items[cut + 1 :] if effect == "allow"], notes)
     denied: list[str] = []
-    for key, rule in value.items():
-        denied += _denied_by(str(key), _strictest(rule, str(key), notes), notes)
+    for key, effect in items:
+        if key != "*":
+            denied += _denied_by(key, effect, notes)
     return {"disallowed_tools": denied}
 
 
@@ -174,14 +197,16 @@ _FIELDS: dict[str, FieldRule] = {
         M,
         "tools",
         "false: denied (globs over read, write, edit, patch, bash, grep, glob, list, "
-        "SERVER_TOOL); '*': false makes later true entries the allowlist",
+        "SERVER_TOOL); '*': false makes later true entries the allowlist (an entry that "
+        "cannot be named exactly is left out)",
         _tools,
     ),
     "permission": FieldRule(
         M,
         "disallowed_tools",
         "edit, bash, read, grep, glob, list: deny or ask (nobody to ask) denies the tool; "
-        "a per-command rule denies the whole tool; an unknown permission refuses",
+        "a per-command rule denies the whole tool; '*': deny makes later allows the "
+        "allowlist; a deny or ask on an unknown permission refuses",
         _permission,
     ),
     "permissions": FieldRule(
