@@ -114,7 +114,11 @@ def _deny(name: str, notes: list[str]) -> list[str]:
 def _permission(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise ValueError("expected a map of permission to allow, ask or deny")
-    items = [(str(key), _strictest(rule, str(key), notes)) for key, rule in value.items()]
+    # No note for a tool that is not here anyway (`skill`, `task`): nothing is denied.
+    items = [
+        (str(key), _strictest(rule, str(key), [] if key in NO_TOOL_HERE else notes))
+        for key, rule in value.items()
+    ]
     cut = max((i for i, (key, effect) in enumerate(items) if key == "*"), default=-1)
     if cut >= 0 and items[cut][1] != "allow":
         # `"*": deny` (or ask: nobody to ask): only what a later rule allows (last wins).
