@@ -21,6 +21,7 @@ import grep_engine
 import hooks
 import isolation
 import list_burst
+import model_clients
 import peers
 import sandbox
 import secret_reexec
@@ -55,6 +56,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "hooks": hooks.run,
     "traces": traces.run,
     "isolation": isolation.run,
+    "model_clients": model_clients.run,
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -33,6 +33,9 @@ from launcher.models.base import Message, Model, ModelRequest, ToolCall
 from launcher.telemetry import traces
 from launcher.toolset.types import CALL_ID, NO_OFFER, CallGuard, Offer, ToolEntry, ToolResult
 
+if TYPE_CHECKING:
+    from launcher.toolset.registry import ToolRegistry
+
 WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
     "reply now with your final answer, summarising what you found and what is left undone."
@@ -49,7 +52,7 @@ class ToolHost(Protocol):
     async def emit(self, event: Event) -> None: ...
 
     @property
-    def registry(self) -> Any: ...
+    def registry(self) -> ToolRegistry: ...
 
 
 class LoopHooks(CallGuard, Protocol):

@@ -22,6 +22,9 @@ from launcher.secrets import UNMASKED, SecretMask, StreamMask
 
 READ_BACK = {UNMASKED: True}
 """Field metadata: an id, name, path or spec the program reads back, so never masked."""
+SCHEMA_VERSION = 1
+"""The events schema's version (docs/events.schema.json), in every `session_start`. Added
+event types and fields keep it; a field removed, renamed or retyped raises it."""
 
 
 class RunStatus(StrEnum):
@@ -107,6 +110,7 @@ class SessionStart(Event):
     session_id: str = field(metadata=READ_BACK)
     servers: list[str] = field(default_factory=list, metadata=READ_BACK)
     log_dir: str | None = field(default=None, metadata=READ_BACK)
+    schema_version: int = SCHEMA_VERSION
 
 
 @dataclass(kw_only=True)

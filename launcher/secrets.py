@@ -185,7 +185,8 @@ class SecretMask:
 
     def value(self, obj: T) -> T:
         """Mask every string inside a JSON-like value (dicts, lists, tuples); a new value."""
-        return self._value(obj)
+        masked: T = self._value(obj)
+        return masked
 
     def _value(self, obj: Any) -> Any:
         # The walk of `value` and `event`; a LiveMask is brought up to date once, before it.

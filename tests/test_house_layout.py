@@ -15,6 +15,7 @@ LEAVES = (
     "auth",
     "config",
     "events",
+    "events_schema",
     "errors",
     "procs",
     "secrets",

@@ -13,7 +13,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import ByteReceiveStream
@@ -127,7 +127,8 @@ class McpConnection:
                 # No usable token any more (refresh failed, token revoked): the server is
                 # failed until `subagent login`; later calls get the same text at once,
                 # and the owner task closes the HTTP client.
-                if self.state is not ServerPhase.FAILED:
+                # The state may have moved during the call (mypy keeps the narrowing across it).
+                if cast(ServerPhase, self.state) is not ServerPhase.FAILED:
                     await self._fail(login)
                     self._closing.set()
                 return ToolResult(content=self._unavailable(), is_error=True)

@@ -32,7 +32,7 @@ def _block_text(block: Any) -> str:
         res = block.resource
         text = getattr(res, "text", None)
         if text is not None:
-            return text
+            return str(text)
         return f"[resource {res.uri}: {getattr(res, 'mime_type', None) or 'binary'}, not shown]"
     if isinstance(block, types.ResourceLink):
         return f"[resource link: {block.uri}]"

@@ -136,7 +136,7 @@ def _key(schema: dict[str, Any]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _schema_ok(schema_json: str) -> bool:
     # Cached by text: servers re-announce the same schemas on every re-list.
-    return _meta_validator().is_valid(json.loads(schema_json))
+    return bool(_meta_validator().is_valid(json.loads(schema_json)))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -133,7 +133,8 @@ def run_batch_command(
         from launcher.state import state_home
 
         sys.stderr.write(f"batch: worker logs in {state_home() / 'batch'}\n")
-    return progress.exit_code()
+    code: int = progress.exit_code()
+    return code
 
 
 def check_writable(path: Path, option: str) -> None:

@@ -104,4 +104,5 @@ def lazy_group(app: typer.Typer) -> CommandGroup:
         return make_readable(command)
 
     group.commands = LazyCommands(app.registered_commands, build)
-    return make_readable(group)
+    readable: CommandGroup = make_readable(group)
+    return readable

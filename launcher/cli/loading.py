@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launcher.config.types import Config
 
 
-def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Any:
+def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = None) -> Config:
     """The config, its warnings printed once; `session`: hide secrets before using them.
 
     A command that runs sessions must not hold secrets in its environment block, which

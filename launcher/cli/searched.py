@@ -19,7 +19,8 @@ def searched(config: Any, config_dir: Path | None, kind: str) -> list[str]:
     recorded = getattr(config, "searched", None)
     if isinstance(recorded, dict) and recorded.get(kind):
         return [str(p) for p in recorded[kind]]
-    from launcher.config.discovery import PROJECT_AGENT_DIRS, PROJECT_HOST_FILES, USER_AGENT_DIRS
+    from launcher.config.discovery import PROJECT_AGENT_DIRS, USER_AGENT_DIRS
+    from launcher.config.hosts import PROJECT_HOST_FILES
 
     if config_dir is None and os.environ.get(CONFIG_DIR_ENV):
         config_dir = Path(os.environ[CONFIG_DIR_ENV])

@@ -25,6 +25,7 @@ from launcher.cli.options import (
 
 if TYPE_CHECKING:
     from launcher.config.types import Config
+    from launcher.store.history import StoredSession
 
 
 def spawn(
@@ -133,7 +134,7 @@ def run_spawn(
     verbose: bool,
     config_dir: Path | None = None,
     no_lock: bool = False,
-    history: Any = None,
+    history: StoredSession | None = None,
     isolation: str | None = None,
 ) -> int:
     """Run the agent to its end; exit 0 completed, 1 otherwise.

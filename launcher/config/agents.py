@@ -202,7 +202,7 @@ def _build_spec(
         return value
 
     def servers(value: object, key: str, line: int) -> tuple[ServerSpec, ...]:
-        return tuple(cast(ServerSpec, spec) for spec in cast(tuple, value))
+        return tuple(cast(ServerSpec, spec) for spec in cast(tuple[object, ...], value))
 
     def hooks(value: object, key: str, line: int) -> tuple[HookSpec, ...]:
         # Read by the dialect (config/hooks_field.py); the line is the field's.

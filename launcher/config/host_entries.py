@@ -15,10 +15,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from launcher.errors import ConfigError
 
-Entry = Callable[[str, dict, "Reading"], dict | None]
+Entry = Callable[[str, dict[str, Any], "Reading"], dict[str, Any] | None]
 """A host's server entry -> an `mcp.json` entry, or None (left out)."""
 
 
@@ -34,7 +35,7 @@ class Reading:
         """Leave the server out, saying why."""
         self.warnings.append(f"{self.where}: server '{name}': {why}; skipped")
 
-    def ignore(self, name: str, raw: dict, read: frozenset[str]) -> None:
+    def ignore(self, name: str, raw: dict[str, Any], read: frozenset[str]) -> None:
         """Name every field of the entry that is not read here."""
         for field in sorted(set(raw) - read):
             self.warnings.append(
@@ -62,7 +63,7 @@ def strings(value: object, change: Callable[[str], str]) -> object:
     return value
 
 
-def _enabled(raw: dict) -> bool:
+def _enabled(raw: dict[str, Any]) -> bool:
     value = raw.get("enabled", True)
     if not isinstance(value, bool):
         # `enabled = "false"` must not count as enabled (a string is truthy).
@@ -70,7 +71,7 @@ def _enabled(raw: dict) -> bool:
     return value
 
 
-def mcp_json_entry(name: str, raw: dict, reading: Reading) -> dict | None:
+def mcp_json_entry(name: str, raw: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
     """Claude Code's and Cursor's entries are ours, bar the transports we do not speak."""
     kind = raw.get("type")
     if kind in ("sse", "ws"):
@@ -92,7 +93,7 @@ _CODEX_READ = frozenset(
 )
 
 
-def codex_entry(name: str, raw: dict, reading: Reading) -> dict | None:
+def codex_entry(name: str, raw: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
     """Codex's `[mcp_servers.NAME]`: timeouts in seconds, tool lists, `required`, `enabled`;
     `env_vars` and `env_http_headers` name variables of the environment, forwarded as
     `${VAR}` (so masked like ours) when set, left out when not (as Codex does)."""
@@ -127,7 +128,7 @@ def codex_entry(name: str, raw: dict, reading: Reading) -> dict | None:
     return entry
 
 
-def _env_var_names(raw: dict) -> list[str]:
+def _env_var_names(raw: dict[str, Any]) -> list[str]:
     value = raw.get("env_vars", [])
     names = (
         [item.get("name") if isinstance(item, dict) else item for item in value]
@@ -139,14 +140,14 @@ def _env_var_names(raw: dict) -> list[str]:
     return names  # type: ignore[return-value]
 
 
-def _string_map(raw: dict, key: str) -> dict[str, str]:
+def _string_map(raw: dict[str, Any], key: str) -> dict[str, str]:
     value = raw.get(key, {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise EntryError(key, "expected an object of string values")
     return dict(value)
 
 
-def _number(raw: dict, key: str) -> float:
+def _number(raw: dict[str, Any], key: str) -> float:
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise EntryError(key, f"expected a positive number, got {json.dumps(value)}")
@@ -160,7 +161,7 @@ _GEMINI_READ = frozenset(
 """`trust` only skips Gemini's confirmation prompts; a sub-agent has none to skip."""
 
 
-def gemini_entry(name: str, raw: dict, reading: Reading) -> dict | None:
+def gemini_entry(name: str, raw: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
     """Gemini CLI: `httpUrl` is streamable HTTP, `url` is SSE; `timeout` in milliseconds."""
     entry = {k: v for k, v in raw.items() if k in ("command", "args", "env", "cwd", "headers")}
     if "httpUrl" in raw:
@@ -178,7 +179,7 @@ def gemini_entry(name: str, raw: dict, reading: Reading) -> dict | None:
     return entry
 
 
-def gemini_filter(data: dict, path: Path) -> Callable[[str], bool]:
+def gemini_filter(data: dict[str, Any], path: Path) -> Callable[[str], bool]:
     """Gemini's `mcp.allowed` / `mcp.excluded` (and their older top-level names
     `allowMCPServers` / `excludeMCPServers`): names or `*`/`?` globs; excluded wins."""
     mcp = data.get("mcp", {})
@@ -193,7 +194,9 @@ def gemini_filter(data: dict, path: Path) -> Callable[[str], bool]:
     return lambda name: (allowed is None or matches(name, allowed)) and not matches(name, excluded)
 
 
-def _names(mcp: dict, key: str, path: Path, data: dict, old: str) -> list[str] | None:
+def _names(
+    mcp: dict[str, Any], key: str, path: Path, data: dict[str, Any], old: str
+) -> list[str] | None:
     field, value = (f"mcp.{key}", mcp[key]) if key in mcp else (old, data.get(old))
     if value is None:
         return None
@@ -209,7 +212,7 @@ _OPENCODE_READ = frozenset(
 _OPENCODE_ENV = re.compile(r"\{env:([^}]+)\}")
 
 
-def opencode_entry(name: str, raw: dict, reading: Reading) -> dict | None:
+def opencode_entry(name: str, raw: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
     """opencode's `mcp`: `local` (command as one list) or `remote` (url), `enabled`,
     `timeout` (ms); `{env:VAR}` is the variable's value, empty when unset (as in opencode)."""
     if not _enabled(raw):

@@ -20,6 +20,7 @@ import tomllib
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from launcher.config.host_entries import (
     Entry,
@@ -50,7 +51,7 @@ _INPUT = re.compile(r"\$\{input:([^}]*)\}")
 _VSCODE_LITERALS = ("workspaceFolder",)
 """VS Code's variables that stand for text of ours (the project), never for a secret."""
 
-Filter = Callable[[dict, Path], Callable[[str], bool]]
+Filter = Callable[[dict[str, Any], Path], Callable[[str], bool]]
 """A host file's parsed data -> which of its servers may run (ConfigError if malformed)."""
 
 
@@ -201,7 +202,7 @@ def vscode_inputs(text: str, path: Path) -> None:
         )
 
 
-def _toml(text: str, path: Path) -> dict:
+def _toml(text: str, path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -62,7 +62,7 @@ class OAuthFields:
             self, raw: dict[str, Any], key: str, *, required: bool = False
         ) -> str | None: ...
 
-    def oauth(self, raw: dict) -> OAuthSettings | None:
+    def oauth(self, raw: dict[str, Any]) -> OAuthSettings | None:
         """The `auth` field and its options; the options alone are a mistake, not ignored."""
         kind = raw.get("auth")
         if kind is None:
@@ -144,14 +144,14 @@ class OAuthFields:
             client_metadata_url=metadata_url,
         )
 
-    def nonempty(self, raw: dict, key: str) -> str | None:
+    def nonempty(self, raw: dict[str, Any], key: str) -> str | None:
         """An optional string field that, when present, must say something."""
         value = self.string(raw, key)
         if value is not None and not value.strip():
             raise self.error("expected a non-empty string", key, field=f"{self.name}.{key}")
         return value
 
-    def scopes(self, raw: dict) -> tuple[str, ...]:
+    def scopes(self, raw: dict[str, Any]) -> tuple[str, ...]:
         """`scopes`: a list of scope strings, or one space-separated string."""
         value = raw.get("scopes", [])
         if isinstance(value, str):

@@ -271,7 +271,7 @@ class _ServerParser(OAuthFields):
             secrets=frozenset(self.secrets),
         )
 
-    def server_type(self, raw: dict) -> str:
+    def server_type(self, raw: dict[str, Any]) -> str:
         kind = raw.get("type")
         if kind is None:
             if "command" in raw:
@@ -302,7 +302,7 @@ class _ServerParser(OAuthFields):
             self.warnings.append(unmaskable_warning(name, f"{where}: field '{field}'"))
         return expanded.value
 
-    def string(self, raw: dict, key: str, *, required: bool = False) -> str | None:
+    def string(self, raw: dict[str, Any], key: str, *, required: bool = False) -> str | None:
         value = raw.get(key)
         field = f"{self.name}.{key}"
         if value is None:
@@ -313,7 +313,7 @@ class _ServerParser(OAuthFields):
             raise self.error("expected a non-empty string", key, field=field)
         return self.expand(value, field, key)
 
-    def string_list(self, raw: dict, key: str, default: object = ()) -> tuple[str, ...]:
+    def string_list(self, raw: dict[str, Any], key: str, default: object = ()) -> tuple[str, ...]:
         if key not in raw:
             return default  # type: ignore[return-value]
         value = raw[key]
@@ -323,7 +323,7 @@ class _ServerParser(OAuthFields):
             self.expand(item, f"{self.name}.{key}[{i}]", key) for i, item in enumerate(value)
         )
 
-    def string_map(self, raw: dict, key: str) -> dict[str, str]:
+    def string_map(self, raw: dict[str, Any], key: str) -> dict[str, str]:
         value = raw.get(key, {})
         if not isinstance(value, dict):
             raise self.error("expected an object of string values", key, field=f"{self.name}.{key}")
@@ -335,7 +335,7 @@ class _ServerParser(OAuthFields):
             result[item_key] = self.expand(item, field, key, item_key)
         return result
 
-    def seconds(self, raw: dict, key: str, default: float) -> float:
+    def seconds(self, raw: dict[str, Any], key: str, default: float) -> float:
         value = raw.get(key, default)
         if (
             isinstance(value, bool)
@@ -350,7 +350,7 @@ class _ServerParser(OAuthFields):
             )
         return float(value)
 
-    def flag(self, raw: dict, key: str) -> bool:
+    def flag(self, raw: dict[str, Any], key: str) -> bool:
         value = raw.get(key, False)
         if not isinstance(value, bool):
             raise self.error(
@@ -360,7 +360,7 @@ class _ServerParser(OAuthFields):
             )
         return value
 
-    def positive_int(self, raw: dict, key: str) -> int:
+    def positive_int(self, raw: dict[str, Any], key: str) -> int:
         value = raw.get(key, DEFAULT_MAX_RESULT_BYTES)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise self.error(

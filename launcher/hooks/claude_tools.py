@@ -91,7 +91,9 @@ def output_text(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("stdout"), str):
-        return value["stdout"] + (value.get("stderr") or "")
+        stdout: str = value["stdout"]
+        stderr = value.get("stderr")
+        return stdout + (stderr if isinstance(stderr, str) else "")
     if isinstance(value, list) and all(isinstance(block, dict) for block in value):
         texts = [block.get("text") for block in value if block.get("type") == "text"]
         return "\n".join(t for t in texts if isinstance(t, str))

@@ -87,7 +87,7 @@ class RetryPolicy:
         asked = parse_retry_after(retry_after)
         if asked is not None:
             return min(asked, self.retry_after_cap)
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
         # "Equal jitter": keeps at least half the backoff, spreads the rest so
         # parallel sub-agents hitting one rate limit do not retry in lockstep.
         return backoff / 2 + backoff / 2 * self.jitter()
@@ -103,11 +103,11 @@ def server_message(body: bytes) -> str:
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
+            return str(error["message"])
         if isinstance(error, str):
             return error
         if isinstance(data.get("message"), str):
-            return data["message"]
+            return str(data["message"])
     return text[:ERROR_BODY_LIMIT]
 
 

@@ -182,13 +182,14 @@ class Tracing:
         self, name: str, kind: SpanKind, attributes: dict[str, Any]
     ) -> AbstractContextManager[trace.Span]:
         # Errors are recorded by the seams (masked), not by the SDK from the raw exception.
-        return self.tracer.start_as_current_span(
+        span: AbstractContextManager[trace.Span] = self.tracer.start_as_current_span(
             name,
             kind=kind,
             attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
         )
+        return span
 
     @contextmanager
     def chat(self, spec: str) -> Iterator[ChatRecord]:

@@ -60,7 +60,8 @@ class CappedOutput:
 def shell_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The launcher's environment minus credentials and the variables it hid as secrets;
     when tracing, TRACEPARENT names the tool call's span (the command's parent)."""
-    return traces().child_env(public_environment(base))
+    env: dict[str, str] = traces().child_env(public_environment(base))
+    return env
 
 
 class GroupGuard(Protocol):

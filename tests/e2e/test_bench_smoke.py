@@ -52,6 +52,8 @@ def test_every_benchmark_runs_in_smoke_mode() -> None:
     output = _smoke("--skip-peers")
     assert _ran(output) == set(BENCHMARKS) - {"peers"}
     assert "| 13 turn cost |" in output and "| 6 batch |" in output  # rows, not just headers
+    if PEER_PYTHON.exists():  # the official SDKs our model clients are measured against
+        assert "| model_clients openai | stream CPU" in output
 
 
 def test_the_peer_comparison_runs_in_smoke_mode() -> None:
