@@ -135,3 +135,28 @@ def test_a_broken_file_is_skipped_with_a_warning_naming_file_and_line(tmp_path: 
     skipped = [w for w in config.warnings if "skipped" in w]
     assert any(f"{agents / 'poison.md'}:2" in w for w in skipped)
     assert any(f"{agents / 'displaced.md'}:2" in w for w in skipped)
+
+
+@pytest.mark.parametrize("separator", ["\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_only_a_newline_ends_a_line_so_no_fence_closes_early(separator: str) -> None:
+    # str.splitlines ends a line at these; Claude Code and YAML do not.
+    text = f"---\ndescription: x{separator}---{separator}\ntools: Read\n---\nprompt\n"
+    try:
+        spec = parse_agent_text(text, Path("/p/agents/a.md"), [], CLAUDE)
+    except ConfigError:
+        return
+    assert ToolScope(spec).builtin_names() == ("read",)
+
+
+def test_a_control_character_is_named_with_its_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse("---\nname: a\ndescription: \x07\n---\n", SUBAGENT)
+    assert caught.value.line == 3
+    assert "'\\x07'" in caught.value.message
+
+
+@pytest.mark.parametrize("key", ["t\u043e\u043els", "to\u200bols", "disallowed\u0422ools"])
+def test_a_look_alike_field_name_is_refused(key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\ndescription: x\n{key}: Read\n---\n", CLAUDE)
+    assert caught.value.line == 3

@@ -35,7 +35,7 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "builtins": list(scope.builtin_names()),
                 "servers": list(scope.servers_to_start(servers)),
                 "selectors": [s.raw for s in spec.tools or () if s.kind in ("ext", "name")],
-                "disallowed_tools": [s.raw for s in spec.disallowed_tools],
+                "disallowed_tools": list(dict.fromkeys(s.raw for s in spec.disallowed_tools)),
                 "isolated": spec.isolated,
                 "extensions": spec.extensions
                 if isinstance(spec.extensions, bool)

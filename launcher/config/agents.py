@@ -100,6 +100,11 @@ def _parse_frontmatter(frontmatter: str, path: Path) -> dict[str, RawField]:
     }
 
 
+def _nothing(tools: tuple[Selector, ...] | None) -> bool:
+    """Whether a `tools` field that was given names no tool at all (`[]`, `""`, `none`)."""
+    return tools is not None and all(selector.kind == "none" for selector in tools)
+
+
 def _build_spec(
     fields: dict[str, RawField], prompt: str, path: Path, dialect: Dialect
 ) -> AgentSpec:
@@ -223,13 +228,18 @@ def _build_spec(
         return parse_tool_search(value, path=path, line=line)
 
     extensions_value = get("extensions", extensions)
+    tools_value = cast(tuple[Selector, ...] | None, get("tools", selectors))
+    if extensions_value is None and _nothing(tools_value):
+        # `tools: []`, `""` or `none` with no `extensions` list: nothing, in every dialect
+        # (Claude Code's meaning), never "every server's tools".
+        extensions_value = False
     excluded = cast(tuple[str, ...], get("exclude_extensions", names) or ())
     enabled = get("enabled", flag)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
         description=cast(str | None, get("description", text)) or "",
         model=cast(str | None, get("model", model)),
-        tools=cast(tuple[Selector, ...] | None, get("tools", selectors)),
+        tools=tools_value,
         extensions=True
         if extensions_value is None
         else cast(bool | tuple[str, ...], extensions_value),

@@ -35,13 +35,18 @@ _FIELDS: dict[str, FieldRule] = {
         _model,
     ),
     "thinking": FieldRule(IGN, note="no model provider here takes a thinking level yet"),
-    "tools": _honoured("built-ins, *, none, ext:SERVER[/TOOL]"),
+    "tools": _honoured(
+        "built-ins, *, none, ext:SERVER[/TOOL]; [], empty or none with no extensions list = nothing"
+    ),
     "extensions": _honoured("true, false, or the servers that may start"),
     "inherit_extensions": FieldRule(M, target="extensions", note="pi's older name of `extensions`"),
     "exclude_extensions": _honoured(
         "servers removed even when an ext: selector names them (a disallowed ext:SERVER)"
     ),
-    "disallowed_tools": _honoured("always wins; a bare name denies that tool on every server"),
+    "disallowed_tools": _honoured(
+        "always wins; any case; ext:S/T, S__T, mcp__S__T (S raw or as exposed); a bare name, "
+        "a built-in's too, denies that tool on every server"
+    ),
     "isolated": _honoured("built-ins only; no server ever starts"),
     "isolation": _honoured("`worktree`: the run works in a fresh git worktree"),
     "sandbox": _honoured(

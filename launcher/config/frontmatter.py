@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 import yaml
+import yaml.reader
 import yaml.scanner
 
 from launcher.errors import ConfigError
@@ -35,6 +36,7 @@ _FENCE_LIKE = re.compile(r"^-{3,}")
 _FIELD_LINE = re.compile(r"^\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*:")
 _NAME_LINE = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*:\s*[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
@@ -49,7 +51,9 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
 def split_frontmatter(text: str, path: Path) -> tuple[str | None, str, int]:
     """(frontmatter YAML or None, body, the body's first line); refuses a displaced block."""
     text = text.removeprefix("\ufeff")
-    lines = text.splitlines(keepends=True)
+    # Lines end at "\n" only, as for Claude Code and YAML: str.splitlines would also end
+    # one at \x1c or \u2028 and could close the frontmatter early, making fields prompt.
+    lines = _LINE.findall(text)
     if lines and lines[0].rstrip(" \t\r\n") == FENCE:
         for index in range(1, len(lines)):
             if lines[index].rstrip(" \t\r\n") == FENCE:
@@ -133,7 +137,7 @@ def read_fields(frontmatter: str, path: Path) -> list[Entry]:
         # The reader checks characters on construction: a control byte raises here.
         loader = _NoAliasLoader(frontmatter)
     except yaml.YAMLError as exc:
-        raise yaml_error(exc, path) from exc
+        raise yaml_error(exc, path, frontmatter) from exc
     try:
         root = loader.get_single_node()
         if root is None:
@@ -146,7 +150,7 @@ def read_fields(frontmatter: str, path: Path) -> list[Entry]:
             )
         return _entries(loader, root, path)
     except yaml.YAMLError as exc:
-        raise yaml_error(exc, path) from exc
+        raise yaml_error(exc, path, frontmatter) from exc
     except RecursionError as exc:
         # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
         raise ConfigError(
@@ -187,11 +191,17 @@ def _entries(loader: yaml.SafeLoader, root: yaml.MappingNode, path: Path) -> lis
     return entries
 
 
-def yaml_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
+def yaml_error(exc: yaml.YAMLError, path: Path, frontmatter: str = "") -> ConfigError:
     """A YAML error as ConfigError naming the file line, quoting at most an excerpt."""
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + FRONTMATTER_FIRST_LINE if mark is not None else None
     problem = getattr(exc, "problem", None) or type(exc).__name__
+    if isinstance(exc, yaml.reader.ReaderError):
+        # A character YAML does not allow (a control byte): its position, not a mark.
+        char = exc.character
+        shown = repr(chr(char)) if isinstance(char, int) else repr(char)
+        problem = f"character {shown} is not allowed"
+        line = frontmatter[: exc.position].count("\n") + FRONTMATTER_FIRST_LINE
     message = f"invalid YAML in frontmatter: {excerpt(problem, 80)}"
     if "alias" in problem:
         # `tools: *` is the usual cause: a bare `*` is YAML alias syntax.
@@ -213,7 +223,7 @@ def claimed_name(path: Path) -> str | None:
     except OSError:
         return None
     text = head.decode("utf-8", errors="replace")
-    for line in text.splitlines()[:NAME_SCAN_LINES]:
+    for line in text.split("\n")[:NAME_SCAN_LINES]:
         match = _NAME_LINE.match(line)
         if match:
             return match.group(1)
