@@ -248,11 +248,15 @@ def load_config(
 def _add_config_dir(
     collector: _Collector, directory: Path, env: Mapping[str, str], dialect: Dialect = SUBAGENT
 ) -> tuple[str, ...]:
+    if dialect is OPENCODE:
+        collector.add_agent_dir(directory / "agent", dialect)  # opencode's own folder name
     collector.add_agent_dir(directory / "agents", dialect)
     return collector.add_servers(directory / "mcp.json", env)
 
 
-DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (SUBAGENT, CLAUDE, PI)}
+DIALECTS: dict[str, Dialect] = {
+    dialect.name: dialect for dialect in (SUBAGENT, CLAUDE, PI, CODEX, GEMINI, OPENCODE)
+}
 """Every dialect with a reader, by the name `folder_dialect` gives."""
 
 
