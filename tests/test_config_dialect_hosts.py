@@ -346,7 +346,8 @@ def test_a_projects_host_entry_for_serve_itself_is_left_out(tmp_path: Path) -> N
         tmp_path / ".mcp.json",
         '{"mcpServers": {"subagent": {"command": "subagent", "args": ["serve", "--project", '
         '"."]}, "other": {"command": "python", "args": ["-m", "launcher.cli", "serve"]}, '
-        '"gh": {"command": "gh-mcp", "args": ["serve"]}}}',
+        '"gh": {"command": "gh-mcp", "args": ["serve"]}, '
+        '"env": {"command": "/usr/bin/env", "args": ["/opt/bin/subagent", "-v", "serve"]}}}',
     )
     home = tmp_path / "home"
     config = load_config(cwd=tmp_path, home=home, env={"HOME": str(home)})

@@ -176,12 +176,11 @@ class _Collector:
 
 def _is_subagent_serve(spec: ServerSpec) -> bool:
     """Whether a server entry starts `subagent serve` (or `python -m launcher.cli serve`)."""
-    words = [Path(spec.command).name if spec.command else "", *spec.args]
-    for index, word in enumerate(words):
-        if word == "serve" and index > 0:
-            before = words[index - 1]
-            return Path(before).name in ("subagent", "launcher.cli", "launcher")
-    return False
+    words = [spec.command or "", *spec.args]
+    if "serve" not in words:
+        return False
+    before = words[: words.index("serve")]
+    return any(Path(word).name in ("subagent", "launcher.cli", "launcher") for word in before)
 
 
 def _present(path: Path, is_kind: Callable[[int], bool], kind: str) -> bool:
