@@ -70,6 +70,13 @@ def test_a_fields_block_below_a_heading_is_refused_not_prompt(dialect: Dialect) 
     assert caught.value.line == 3
 
 
+@pytest.mark.parametrize("opening", ["----", "--- x", "+++"])
+def test_a_fence_that_is_not_exactly_three_dashes_is_refused(opening: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(f"{opening}\ntools: read\n{opening}\nprompt\n", SUBAGENT)
+    assert caught.value.line == 1
+
+
 def test_a_file_without_frontmatter_is_still_a_prompt() -> None:
     text = "Review the code.\n\n---\n\nThen summarize.\n"
     spec = parse_agent_text(text, Path("/p/agents/plain.md"), [], SUBAGENT)

@@ -30,8 +30,9 @@ NAME_SCAN_LINES = 200
 """How far into a broken file `claimed_name` looks for its `name:` line."""
 
 _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00a0\u180e"
-# A line that reads as a fence to a human, or to another tool's looser reader.
-_FENCE_LIKE = re.compile(r"^-{3,}")
+# A line that reads as a fence to a human, or to another tool's looser reader (`+++` opens
+# TOML frontmatter elsewhere).
+_FENCE_LIKE = re.compile(r"^(-{3,}|\+{3,})")
 # A `key:` line, the sign that a `---` block holds fields.
 _FIELD_LINE = re.compile(r"^\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*:")
 _NAME_LINE = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*:\s*[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)")
