@@ -282,6 +282,7 @@ def test_opencode_v2_permissions_list_denies_whole_tools() -> None:
         "permission:\n  external_directory: deny",
         "permission:\n  edit: maybe",
         "prompt: Be careful.",
+        "tools:\n  " + "a_*" * 200 + ": false",
         "mode: sometimes",
     ],
 )

@@ -15,6 +15,9 @@ from fnmatch import fnmatchcase
 from launcher.toolset.naming import NAME_SEPARATOR
 
 _GLOB = frozenset("*?[")
+MAX_PATTERN = 256
+"""Longer entries are refused: a tool name is at most 64 characters, and a deny glob
+becomes as many selectors as it has characters."""
 
 
 def is_glob(text: str) -> bool:
@@ -50,6 +53,8 @@ def deny_selectors(pattern: str, prefix: str = "", sep: str = "_") -> list[str]:
     """`SERVER__TOOL` selectors that together name every server tool whose host name
     `PREFIX SERVER _ TOOL` the glob `pattern` matches (and maybe more: a deny may only
     narrow). ValueError for a `[...]` class, whose match cannot be bounded here."""
+    if len(pattern) > MAX_PATTERN:
+        raise ValueError(f"an entry of {len(pattern)} characters names no tool")
     if "[" in pattern:
         raise ValueError(f"'{pattern}': a [...] class cannot be denied exactly here")
     if not pattern.startswith(prefix):
