@@ -26,6 +26,7 @@ H, M, IGN, REF = Action.HONOURED, Action.MAPPED, Action.IGNORED, Action.REFUSED
 
 PROMPT_FIELD = "developer_instructions"
 _TOML_LINE = re.compile(r"at line (\d+)")
+_KEY_LINE = re.compile(r'^\s*(?:"([^"]+)"|([A-Za-z0-9_-]+))\s*[=.]|^\s*\[+\s*"?([A-Za-z0-9_-]+)')
 
 
 def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
@@ -39,7 +40,8 @@ def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
     except RecursionError as exc:
         raise ConfigError("TOML is nested too deeply", path=path) from exc
     lines = text.splitlines()
-    entries = {key: RawField(value, _line_of(lines, key)) for key, value in data.items()}
+    where = _key_lines(lines)
+    entries = {key: RawField(value, where.get(key, 1)) for key, value in data.items()}
     for key, entry in entries.items():
         if key not in _FIELDS:
             # A Codex agent file is a config layer: a key not read here (`features`,
@@ -57,9 +59,15 @@ def read_codex(text: str, path: Path) -> tuple[dict[str, RawField], str]:
     return entries, prompt.value.strip()
 
 
-def _line_of(lines: list[str], key: str) -> int:
-    pattern = re.compile(rf'^\s*("?){re.escape(key)}\1\s*=|^\s*\[+\s*{re.escape(key)}[\].]')
-    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
+def _key_lines(lines: list[str]) -> dict[str, int]:
+    """The first line of each top-level key (`key =`, `"key" =`, `[key]`, `[key.x]`), in
+    one pass: a file of many keys costs no more than its length."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(lines, 1):
+        match = _KEY_LINE.match(line)
+        if match is not None:
+            found.setdefault(next(g for g in match.groups() if g is not None), number)
+    return found
 
 
 def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
