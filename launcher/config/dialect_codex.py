@@ -17,6 +17,7 @@ from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule, RawField
 from launcher.config.dialect_claude import inline_server
+from launcher.config.frontmatter import excerpt
 from launcher.config.host_entries import EntryError, Reading, codex_entry
 from launcher.config.model_spec import provider_slash_model
 from launcher.config.types import ServerSpec
@@ -91,11 +92,11 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
     reading = Reading(os.environ, notes, "a server")
     for name, raw in value.items():
         if not isinstance(raw, dict):
-            raise ValueError(f"server '{name}': expected a table")
+            raise ValueError(f"server '{excerpt(name)}': expected a table")
         try:
             entry = codex_entry(str(name), raw, reading)
         except EntryError as exc:
-            raise ValueError(f"server '{name}': {exc.field}: {exc.message}") from exc
+            raise ValueError(f"server '{excerpt(name)}': {exc.field}: {exc.message}") from exc
         if entry is None:
             denied.append(f"ext:{name}")  # disabled or refused: never starts for this agent
             continue

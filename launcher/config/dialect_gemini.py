@@ -14,6 +14,7 @@ from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule
 from launcher.config.dialect_claude import inline_server
+from launcher.config.frontmatter import excerpt
 from launcher.config.host_entries import EntryError, Reading, gemini_entry
 from launcher.config.host_tools import allow_selector, is_glob
 from launcher.config.types import ServerSpec
@@ -52,11 +53,11 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
         elif name.startswith(MCP_PREFIX):
             ours.append(allow_selector(name, MCP_PREFIX))
         elif is_glob(name):
-            raise ValueError(f"'{name}' is a glob this runner cannot honour exactly")
+            raise ValueError(f"'{excerpt(name)}' is a glob this runner cannot honour exactly")
         else:
             unknown.append(name)
     if unknown:
-        notes.append(f"tools not available here, left out: {', '.join(unknown)}")
+        notes.append(f"tools not available here, left out: {excerpt(', '.join(unknown), 200)}")
     result: dict[str, object] = {"tools": ours or ["none"]}
     if not any(item.startswith("ext:") or "__" in item for item in ours):
         result["extensions"] = False
@@ -71,11 +72,11 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
     reading = Reading(os.environ, notes, "a server")
     for name, raw in value.items():
         if not isinstance(raw, dict):
-            raise ValueError(f"server '{name}': expected a mapping")
+            raise ValueError(f"server '{excerpt(name)}': expected a mapping")
         try:
             entry = gemini_entry(str(name), raw, reading)
         except EntryError as exc:
-            raise ValueError(f"server '{name}': {exc.field}: {exc.message}") from exc
+            raise ValueError(f"server '{excerpt(name)}': {exc.field}: {exc.message}") from exc
         if entry is None:
             denied.append(f"ext:{name}")  # cannot run here: never one of the same name
             continue
@@ -90,7 +91,7 @@ def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if spec == "inherit" or ":" in spec:
         return {"model": spec}
     # A Gemini model id has no provider here; the model does not change what may run.
-    notes.append(f"'{spec}' has no provider here: --model or SUBAGENT_MODEL is used")
+    notes.append(f"'{excerpt(spec)}' has no provider here: --model or SUBAGENT_MODEL is used")
     return {"model": None}
 
 

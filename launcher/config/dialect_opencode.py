@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule
+from launcher.config.frontmatter import excerpt
 from launcher.config.host_tools import (
     allow_selector,
     builtins_matching,
@@ -92,9 +93,9 @@ def _allowlist(names: list[str], notes: list[str]) -> dict[str, object]:
                 selector = None
         allowed += [*found, selector] if selector else found
         if selector is None and is_glob(name):
-            notes.append(f"'{name}': only the built-ins it names are allowed here")
+            notes.append(f"'{excerpt(name)}': only the built-ins it names are allowed here")
         elif selector is None and not found:
-            notes.append(f"'{name}' names no tool here: left out")
+            notes.append(f"'{excerpt(name)}' names no tool here: left out")
     result: dict[str, object] = {"tools": list(dict.fromkeys(allowed)) or ["none"]}
     if not any(item.startswith("ext:") or "__" in item for item in allowed):
         result["extensions"] = False
@@ -139,12 +140,14 @@ def _permissions(value: object, notes: list[str], path: Path) -> Mapping[str, ob
             raise ValueError("expected a list of {action, resource, effect} rules")
         effect = rule.get("effect")
         if effect not in _EFFECTS:
-            raise ValueError(f"effect: expected allow, ask or deny, got '{effect}'")
+            raise ValueError(f"effect: expected allow, ask or deny, got '{excerpt(effect)}'")
         if effect == "allow":
             continue
         resource = rule.get("resource", "*")
         if resource != "*":
-            notes.append(f"{rule['action']} on '{resource}' only: the whole tool is denied")
+            notes.append(
+                f"{excerpt(rule['action'])} on '{excerpt(resource)}' only: the whole tool is denied"
+            )
         denied += _denied_by(rule["action"], "deny", notes)
     return {"disallowed_tools": denied}
 
@@ -156,9 +159,11 @@ def _strictest(rule: object, key: str, notes: list[str]) -> str:
     if isinstance(rule, dict) and rule and all(v in _EFFECTS for v in rule.values()):
         if all(v == "allow" for v in rule.values()):
             return "allow"
-        notes.append(f"{key}: a rule for some uses only: the whole tool is denied")
+        notes.append(f"{excerpt(key)}: a rule for some uses only: the whole tool is denied")
         return "deny"
-    raise ValueError(f"{key}: expected allow, ask, deny or a map of pattern to one of them")
+    raise ValueError(
+        f"{excerpt(key)}: expected allow, ask, deny or a map of pattern to one of them"
+    )
 
 
 def _denied_by(action: str, effect: str, notes: list[str]) -> list[str]:
@@ -169,7 +174,7 @@ def _denied_by(action: str, effect: str, notes: list[str]) -> list[str]:
     if action in NO_TOOL_HERE:
         return []
     raise ValueError(
-        f"'{action}: {effect}' narrows something this runner cannot tell apart; "
+        f"'{excerpt(action)}: {effect}' narrows something this runner cannot tell apart; "
         "without it the agent would run wider"
     )
 
@@ -180,7 +185,7 @@ def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
 
 def _disable(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got '{value}'")
+        raise ValueError(f"expected true or false, got '{excerpt(value)}'")
     return {"enabled": not value}
 
 

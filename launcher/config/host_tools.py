@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
+from launcher.config.frontmatter import excerpt
 from launcher.toolset.naming import NAME_SEPARATOR
 
 _GLOB = frozenset("*?[")
@@ -43,7 +44,7 @@ def allow_selector(name: str, prefix: str, sep: str = "_") -> str:
     server, found, tool = rest.partition(sep)
     if not found or not server or not tool or is_glob(server):
         raise ValueError(
-            f"'{name}' names tools in a way that cannot be honoured exactly here "
+            f"'{excerpt(name)}' names tools in a way that cannot be honoured exactly here "
             f"(use {prefix}*, {prefix}SERVER{sep}* or {prefix}SERVER{sep}TOOL, TOOL a glob or not)"
         )
     return f"ext:{server}" if tool == "*" else f"ext:{server}/{tool}"
@@ -56,7 +57,7 @@ def deny_selectors(pattern: str, prefix: str = "", sep: str = "_") -> list[str]:
     if len(pattern) > MAX_PATTERN:
         raise ValueError(f"an entry of {len(pattern)} characters names no tool")
     if "[" in pattern:
-        raise ValueError(f"'{pattern}': a [...] class cannot be denied exactly here")
+        raise ValueError(f"'{excerpt(pattern)}': a [...] class cannot be denied exactly here")
     if not pattern.startswith(prefix):
         if not pattern or pattern[0] not in "*?":
             return []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from launcher.config.frontmatter import excerpt
+
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 """pi's `provider/model:LEVEL` thinking suffixes (no provider here takes one yet)."""
 _OPENAI_ID = re.compile(r"^(gpt-|o\d|codex-|chatgpt-)")
@@ -34,5 +36,6 @@ def provider_slash_model(value: object) -> str | None:
     elif _OPENAI_ID.match(spec):
         return f"openai:{spec}"
     raise ValueError(
-        f"expected PROVIDER/MODEL, PROVIDER:MODEL, a claude-* or gpt-* id or inherit, got '{spec}'"
+        "expected PROVIDER/MODEL, PROVIDER:MODEL, a claude-* or gpt-* id or inherit, "
+        f"got '{excerpt(spec)}'"
     )
