@@ -15,7 +15,7 @@ from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
 from launcher.config.dialect_pi import SUBAGENT
 from launcher.config.discovery import load_config
-from launcher.config.types import BUILTIN_TOOLS, AgentSpec
+from launcher.config.types import BUILTIN_TOOLS, AgentSpec, ServerSpec
 from launcher.errors import ConfigError
 from launcher.toolset.admission import admission
 from launcher.toolset.naming import naming_for
@@ -202,3 +202,10 @@ def test_empty_tools_mean_nothing_in_every_dialect(dialect: Dialect, value: str)
 def test_our_tools_none_with_an_extensions_list_keeps_those_servers() -> None:
     names = offered(agent("tools: none\nextensions: [plain]", SUBAGENT))
     assert names == {"plain__read", "plain__READ", "plain__Bash", "plain__keep"}
+
+
+@pytest.mark.parametrize("entry", ["mcp__gh_stub", "mcp__GH_STUB__*", "gh_stub__*"])
+def test_a_server_denied_whole_by_its_exposed_name_never_starts(entry: str) -> None:
+    spec = agent(f"disallowedTools: {json.dumps(entry)}", CLAUDE)
+    servers = {name: ServerSpec(name, command="true") for name in SERVERS}
+    assert ToolScope(spec).servers_to_start(servers) == ["a__b", "plain"]
