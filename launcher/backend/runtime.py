@@ -29,6 +29,7 @@ from launcher.backend.server import SubagentServer
 from launcher.backend.spare import SPARE_COUNT, SparePool
 from launcher.backend.tasks.store import TaskStore
 from launcher.backend.tasks.wire import install_tasks
+from launcher.config.types import Config
 
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 """What ends serve in order: a service manager's stop, and Ctrl-C."""
@@ -50,6 +51,8 @@ class ServeOptions:
     """Where sub-agents run when not in local workers (`--engine ray`)."""
     spares: SparePool | None = None
     """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
+    config: Config | None = None
+    """The config loaded at serve's start, every job's (None: loaded once, here)."""
 
 
 @dataclass
@@ -81,7 +84,9 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 driver=opts.driver,
                 spares=opts.spares,
             )
-            app = SubagentServer(manager, opts.config_dir, opts.workspace, opts.scripted_dirs)
+            app = SubagentServer(
+                manager, opts.config_dir, opts.workspace, opts.scripted_dirs, opts.config
+            )
             options = install_tasks(
                 app.server,
                 TaskStore(manager, tg, default_ttl_ms=opts.task_ttl_ms),

@@ -206,6 +206,13 @@ def _build_spec(
             raise error(f"expected a positive integer, got '{excerpt(value)}'", key, line)
         return value
 
+    def positive_number(value: object, key: str, line: int) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise error(f"expected a positive number, got '{value}'", key, line)
+        if value == float("inf"):
+            raise error("expected a finite number", key, line)
+        return float(value)
+
     def servers(value: object, key: str, line: int) -> tuple[ServerSpec, ...]:
         return tuple(cast(ServerSpec, spec) for spec in cast(tuple[object, ...], value))
 
@@ -249,6 +256,10 @@ def _build_spec(
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),
+        max_tokens=cast(int | None, get("max_tokens", positive_int)),
+        max_cost_usd=cast(float | None, get("max_cost_usd", positive_number)),
+        timeout=cast(float | None, get("timeout", positive_number)),
+        idle_timeout=cast(float | None, get("idle_timeout", positive_number)),
         allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", subagents) or ()),
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH

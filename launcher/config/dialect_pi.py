@@ -57,6 +57,10 @@ _FIELDS: dict[str, FieldRule] = {
     ),
     "memory": _honoured("project, local or user: memory tools"),
     "max_turns": _honoured("turn limit"),
+    "max_tokens": _honoured("tokens billed over the run, nested sub-agents included"),
+    "max_cost_usd": _honoured("USD over the run, nested sub-agents included"),
+    "timeout": _honoured("wall-clock seconds from the session's start"),
+    "idle_timeout": _honoured("seconds with no progress (default 600)"),
     "run_in_background": FieldRule(
         M, target="background", note="serve's default `background` for this agent"
     ),

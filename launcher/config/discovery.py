@@ -35,12 +35,13 @@ from launcher.config.hosts import (
 )
 from launcher.config.lockfile import lock_path
 from launcher.config.places import folder_dialect
+from launcher.config.prices_field import read_config_prices
 from launcher.config.sandbox_field import read_config_default
 from launcher.config.selectors import selector_servers
 from launcher.config.servers import read_server_file
 from launcher.config.tool_search_field import ToolSearch
 from launcher.config.tool_search_field import read_config_default as read_tool_search
-from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
+from launcher.config.types import AgentSpec, Config, ModelPrice, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
 from launcher.toolset.naming import sanitize
 
@@ -81,6 +82,7 @@ class _Collector:
     warnings: list[str] = field(default_factory=list)
     sandbox: SandboxSettings | None = None
     tool_search: ToolSearch | None = None
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
 
     def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -129,6 +131,8 @@ class _Collector:
                 self.sandbox = read_config_default(path)
             if self.tool_search is None:
                 self.tool_search = read_tool_search(path)
+            for model, price in read_config_prices(path).items():
+                self.prices.setdefault(model, price)  # the first definition wins
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             if lenient and _is_subagent_serve(spec):
@@ -171,6 +175,7 @@ class _Collector:
             broken_agents=self.broken,
             sandbox=self.sandbox,
             tool_search=self.tool_search,
+            prices=self.prices,
         )
 
 
