@@ -187,6 +187,10 @@ def test_gemini_mcp_entries_select_servers() -> None:
     assert offered(spec, "wiki", "get_page") and not offered(spec, "wiki", "put_page")
 
 
+def test_gemini_timeout_mins_is_the_agents_timeout() -> None:
+    assert parse_agent_text(md("timeout_mins: 5"), "a.md", [], GEMINI).timeout == 300
+
+
 def test_gemini_inline_servers_keep_their_exclusions() -> None:
     spec = parse_agent_text(
         md(
@@ -204,7 +208,7 @@ def test_gemini_inline_servers_keep_their_exclusions() -> None:
 
 
 @pytest.mark.parametrize(
-    "fields", ["kind: remote", "timeout_mins: 5", "tools: [read_*]", "tools: [mcp_g*_x]"]
+    "fields", ["kind: remote", "timeout_mins: -5", "tools: [read_*]", "tools: [mcp_g*_x]"]
 )
 def test_gemini_fields_that_cannot_be_honoured_refuse(fields: str) -> None:
     with pytest.raises(ConfigError):

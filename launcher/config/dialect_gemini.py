@@ -84,6 +84,12 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
     return {"inline_servers": tuple(inline), "disallowed_tools": denied}
 
 
+def _minutes(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError(f"expected a positive number of minutes, got '{excerpt(value)}'")
+    return {"timeout": value * 60}
+
+
 def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if not isinstance(value, str):
         raise ValueError(f"expected a model name, got {type(value).__name__}")
@@ -124,7 +130,7 @@ _FIELDS: dict[str, FieldRule] = {
     ),
     "max_turns": FieldRule(H, "max_turns", "turn limit"),
     "timeout_mins": FieldRule(
-        Action.REFUSED, note="a run time limit cannot be honoured per agent here"
+        M, "timeout", "minutes -> the agent's `timeout` (wall-clock seconds)", _minutes
     ),
     "temperature": FieldRule(IGN, note="no sampling settings here"),
     "display_name": FieldRule(H, "display_name", "shown by `subagent agents` next to the id"),
