@@ -23,7 +23,7 @@ def write(tmp_path: Path, frontmatter: str) -> Path:
         ("name: 'has space'", "name", "expected a name"),
         ("name: [a]", "name", "expected a name"),
         ("description2: x\ndescription: [1]", "description", "duplicate"),
-        ("model: gpt-4", "model", "PROVIDER:MODEL"),
+        ("model: mistral-large", "model", "PROVIDER:MODEL"),
         ("model: ':x'", "model", "PROVIDER:MODEL"),
         ("model: 5", "model", "expected a string"),
         ("tools: read, websearch", "tools", "unknown built-in tool 'websearch'"),

@@ -49,13 +49,27 @@ def test_config_dir_at_a_claude_folder_honours_disallowed_tools(tmp_path: Path) 
     assert not [w for w in config.warnings if "unknown field" in w]
 
 
-@pytest.mark.parametrize("folder", [".codex", ".gemini", ".opencode"])
-def test_a_host_folder_without_a_reader_refuses_rather_than_misreads(
-    tmp_path: Path, folder: str
+@pytest.mark.parametrize(
+    ("folder", "file", "text"),
+    [
+        (
+            ".codex/agents",
+            "r.toml",
+            'name = "r"\nsandbox_mode = "read-only"\ndeveloper_instructions = "x"\n',
+        ),
+        (".gemini/agents", "r.md", "---\nname: r\ntools: [read_file]\n---\nx\n"),
+        (".opencode/agent", "r.md", "---\ntools:\n  write: false\n---\nx\n"),
+    ],
+)
+def test_a_host_folder_is_read_in_its_dialect(
+    tmp_path: Path, folder: str, file: str, text: str
 ) -> None:
-    (tmp_path / folder / "agents").mkdir(parents=True)
-    with pytest.raises(ConfigError, match="not read here yet"):
-        load_config(tmp_path / folder, cwd=tmp_path, home=tmp_path, env={})
+    (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / folder / file).write_text(text)
+    host = tmp_path / folder.split("/")[0]
+    config = load_config(host, cwd=tmp_path, home=tmp_path, env={})
+    assert config.agents["r"].dialect == host.name.lstrip(".")
+    assert "write" not in ToolScope(config.agents["r"]).builtin_names()
 
 
 @pytest.mark.parametrize(

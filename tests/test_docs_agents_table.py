@@ -9,7 +9,12 @@ import pytest
 
 from launcher.config.dialect import Dialect, table_rows
 from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_codex import CODEX
+from launcher.config.dialect_gemini import GEMINI
+from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI
+
+DIALECTS = [CLAUDE, PI, CODEX, GEMINI, OPENCODE]
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "agents.md"
 
@@ -25,13 +30,13 @@ def documented(dialect: Dialect) -> list[tuple[str, str, str]]:
     return rows
 
 
-@pytest.mark.parametrize("dialect", [CLAUDE, PI], ids=lambda d: d.name)
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
 def test_docs_table_equals_the_dialect_table(dialect: Dialect) -> None:
     assert documented(dialect) == table_rows(dialect)
 
 
 def test_every_field_has_an_action_and_a_reason() -> None:
-    for dialect in (CLAUDE, PI):
+    for dialect in DIALECTS:
         for field, action, note in table_rows(dialect):
             assert action in ("honoured", "mapped", "ignored", "refused"), field
             assert note, f"{dialect.name} field {field} says nothing about why"

@@ -59,6 +59,15 @@ Workspace = Annotated[
         help="Directory the file tools may touch (default: cwd).",
     ),
 ]
+Project = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        exists=True,
+        file_okay=False,
+        help="Serve DIR's agents of every dialect, with DIR the workspace.",
+    ),
+]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
 MaxTokens = Annotated[
     int | None,

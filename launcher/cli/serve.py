@@ -7,18 +7,17 @@ face (backend/early.py) before typer loads. Stdlib only at import: typer comes i
 `--http` goes through typer (no host waits on a pipe); starlette and uvicorn load only then.
 """
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from launcher.cli.serve_args import TASK_TTL_MAX_S, TASK_TTL_MIN_S, resolve_project, typed
 
 if TYPE_CHECKING:
     from launcher.backend.callers import HttpOptions
 
 MAX_CONCURRENT_DEFAULT = 4
 TASK_TTL_DEFAULT_S = 3600.0
-TASK_TTL_MIN_S = 0.001
-TASK_TTL_MAX_S = 86400.0
 _VALUED = {
     "--model": "model",
     "--max-concurrent": "max_concurrent",
@@ -26,6 +25,7 @@ _VALUED = {
     "--config-dir": "config_dir",
     "--workspace": "workspace",
     "--scripted-dir": "scripted_dirs",
+    "--project": "project",
 }
 _FLAGS = {"--no-lock": "no_lock"}
 
@@ -41,6 +41,7 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
         "workspace": None,
         "no_lock": False,
         "scripted_dirs": [],
+        "project": None,
     }
     rest = list(args)
     while rest:
@@ -58,36 +59,7 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
                 out[_VALUED[name]] = value
         else:
             return None  # an unknown option, a positional, `--`: typer's message
-    return _typed(out)
-
-
-def _typed(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """Values converted and range-checked as typer would, or None (typer reports it)."""
-    try:
-        max_concurrent = int(raw["max_concurrent"])
-        task_ttl = float(raw["task_ttl"])
-    except ValueError:
-        return None
-    if max_concurrent < 1 or not TASK_TTL_MIN_S <= task_ttl <= TASK_TTL_MAX_S:
-        return None
-    config_dir = raw["config_dir"]
-    if config_dir is None:
-        config_dir = os.environ.get("SUBAGENT_CONFIG_DIR")
-    if config_dir == "" or raw["workspace"] == "" or "" in raw["scripted_dirs"]:
-        return None
-    for directory in [raw["workspace"], *raw["scripted_dirs"]]:
-        if directory is not None and not Path(directory).is_dir():
-            return None
-    workspace = raw["workspace"]
-    return {
-        "model": raw["model"],
-        "max_concurrent": max_concurrent,
-        "task_ttl": task_ttl,
-        "config_dir": Path(config_dir) if config_dir is not None else None,
-        "workspace": Path(workspace) if workspace is not None else None,
-        "no_lock": raw["no_lock"],
-        "scripted_dirs": [Path(d) for d in raw["scripted_dirs"]],
-    }
+    return typed(out)
 
 
 def command() -> Callable[..., None]:
@@ -101,6 +73,7 @@ def command() -> Callable[..., None]:
         ConfigDir,
         HttpListen,
         NoLock,
+        Project,
         PublicUrl,
         SandboxOpt,
         ServersFrom,
@@ -128,6 +101,7 @@ def command() -> Callable[..., None]:
         config_dir: ConfigDir = None,
         servers_from: ServersFrom = None,
         workspace: Workspace = None,
+        project: Project = None,
         no_lock: NoLock = False,
         scripted_dir: Annotated[
             list[Path] | None,
@@ -159,12 +133,13 @@ def command() -> Callable[..., None]:
         more |= {"engine": engine, "address": address} if engine != "local" or address else {}
 
         def body() -> int:
+            config, root = resolve_project(project, config_dir, workspace)
             return run_serve(
                 model=model,
                 max_concurrent=max_concurrent,
                 task_ttl=task_ttl,
-                config_dir=config_dir,
-                workspace=workspace,
+                config_dir=config,
+                workspace=root,
                 no_lock=no_lock,
                 scripted_dirs=list(scripted_dir or []),
                 **more,

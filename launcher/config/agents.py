@@ -72,6 +72,10 @@ def parse_agent_text(
     """Parse agent file text; `path` names the file in errors and gives the default name."""
     path = Path(path)
     try:
+        if dialect.reader is not None:
+            # A format of another shape (Codex's TOML): its own reader, the same table.
+            entries, prompt = dialect.reader(text.removeprefix("\ufeff"), path)
+            return _build_spec(translate(dialect, entries, path, warnings), prompt, path, dialect)
         frontmatter, body, _ = split_frontmatter(text, path)
         fields: dict[str, RawField] = {}
         if frontmatter is not None:

@@ -49,16 +49,6 @@ class FieldRule:
     """Why the values not listed are refused (value-dependent fields)."""
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """An agent-file format: its name (shown by `agents`) and its field table."""
-
-    name: str
-    fields: Mapping[str, FieldRule]
-    hint_fields: tuple[str, ...] = field(default=())
-    """Field names to suggest for a misspelt one (`did you mean`)."""
-
-
 @dataclass
 class RawField:
     """A frontmatter entry as read: value, its file line, and its YAML node."""
@@ -68,6 +58,25 @@ class RawField:
     node: object = None
     key: str = ""
     """The field as the file spells it, for errors (`maxTurns` for our `max_turns`)."""
+
+
+Reader = Callable[[str, Path], "tuple[dict[str, RawField], str]"]
+"""A file's text (and path, for errors) -> its entries and its prompt, for a format that
+is not Markdown with frontmatter (Codex's TOML); raises ConfigError."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """An agent-file format: its name (shown by `agents`) and its field table."""
+
+    name: str
+    fields: Mapping[str, FieldRule]
+    hint_fields: tuple[str, ...] = field(default=())
+    """Field names to suggest for a misspelt one (`did you mean`)."""
+    suffix: str = ".md"
+    """The file name ending of its agent files."""
+    reader: Reader | None = None
+    """Reads a file of another shape than Markdown with YAML frontmatter."""
 
 
 def translate(

@@ -7,8 +7,10 @@ Files in `.subagent/agents/` (dialect `subagent`) and pi's `.pi/agents/`,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule
+from launcher.config.model_spec import provider_slash_model
 
 H, M, IGN = Action.HONOURED, Action.MAPPED, Action.IGNORED
 
@@ -17,11 +19,21 @@ def _honoured(note: str) -> FieldRule:
     return FieldRule(H, note=note)
 
 
+def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    return {"model": provider_slash_model(value)}
+
+
 _FIELDS: dict[str, FieldRule] = {
     "name": _honoured("the agent's id (default: the file name)"),
     "description": _honoured("one line for humans and hosts"),
     "display_name": _honoured("shown by `subagent agents` next to the id"),
-    "model": _honoured("PROVIDER:MODEL or scripted:PATH (relative to the agent file)"),
+    "model": FieldRule(
+        M,
+        "model",
+        "PROVIDER:MODEL, pi's PROVIDER/MODEL[:thinking], a claude-* or gpt-* id, or "
+        "scripted:PATH (relative to the agent file)",
+        _model,
+    ),
     "thinking": FieldRule(IGN, note="no model provider here takes a thinking level yet"),
     "tools": _honoured(
         "built-ins, *, none, ext:SERVER[/TOOL]; [], empty or none with no extensions list = nothing"
@@ -65,6 +77,14 @@ _FIELDS: dict[str, FieldRule] = {
     "output_transcript": FieldRule(IGN, note="every run is recorded in `subagent log`"),
     "persist_session": FieldRule(IGN, note="every run is recorded in `subagent log`"),
     "session_dir": FieldRule(IGN, note="sessions live in SUBAGENT_HOME"),
+    "systemPromptMode": FieldRule(
+        IGN, note="there is no parent prompt here: the body is the prompt"
+    ),
+    "inheritProjectContext": FieldRule(IGN, note="a sub-agent here starts from its prompt alone"),
+    "inheritSkills": FieldRule(IGN, note="no skills here"),
+    "output": FieldRule(IGN, note="the answer goes back to the caller"),
+    "defaultReads": FieldRule(IGN, note="the prompt names what to read"),
+    "defaultProgress": FieldRule(IGN, note="every run is recorded in `subagent log`"),
 }
 for _key, _rule in list(_FIELDS.items()):
     if _rule.action is H:

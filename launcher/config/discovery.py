@@ -22,6 +22,9 @@ from launcher.config.claude_settings import (
 )
 from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_codex import CODEX
+from launcher.config.dialect_gemini import GEMINI
+from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
 from launcher.config.frontmatter import claimed_name
 from launcher.config.hosts import (
@@ -53,12 +56,20 @@ PROJECT_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
     (".claude/agents", CLAUDE),
     (".pi/agents", PI),
     (".agents/agents", PI),
+    (".codex/agents", CODEX),
+    (".gemini/agents", GEMINI),
+    (".opencode/agent", OPENCODE),
+    (".opencode/agents", OPENCODE),
 )
 """Other tools' agent folders in the project, read after `./.subagent/agents/`."""
 USER_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
     (".config/subagent/agents", SUBAGENT),
     (".claude/agents", CLAUDE),
     (".pi/agent/agents", PI),
+    (".codex/agents", CODEX),
+    (".gemini/agents", GEMINI),
+    (".config/opencode/agent", OPENCODE),
+    (".config/opencode/agents", OPENCODE),
 )
 """The user-level agent folders under HOME, in discovery order."""
 
@@ -79,7 +90,7 @@ class _Collector:
         if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
-        for path in sorted(directory.glob("*.md")):
+        for path in sorted(directory.glob(f"*{dialect.suffix}")):
             try:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
@@ -126,6 +137,10 @@ class _Collector:
                 self.prices.setdefault(model, price)  # the first definition wins
         self.warnings.extend(warnings)
         for name, spec in servers.items():
+            if lenient and _is_subagent_serve(spec):
+                # A host's entry for serve itself (its snippet in the project's .mcp.json).
+                self.warnings.append(f"{path}: server '{name}' is subagent serve: left out")
+                continue
             self.servers.setdefault(name, spec)
         return hosts
 
@@ -164,6 +179,15 @@ class _Collector:
             tool_search=self.tool_search,
             prices=self.prices,
         )
+
+
+def _is_subagent_serve(spec: ServerSpec) -> bool:
+    """Whether a server entry starts `subagent serve` (or `python -m launcher.cli serve`)."""
+    words = [spec.command or "", *spec.args]
+    if "serve" not in words:
+        return False
+    before = words[: words.index("serve")]
+    return any(Path(word).name in ("subagent", "launcher.cli", "launcher") for word in before)
 
 
 def _present(path: Path, is_kind: Callable[[int], bool], kind: str) -> bool:
@@ -230,11 +254,15 @@ def load_config(
 def _add_config_dir(
     collector: _Collector, directory: Path, env: Mapping[str, str], dialect: Dialect = SUBAGENT
 ) -> tuple[str, ...]:
+    if dialect is OPENCODE:
+        collector.add_agent_dir(directory / "agent", dialect)  # opencode's own folder name
     collector.add_agent_dir(directory / "agents", dialect)
     return collector.add_servers(directory / "mcp.json", env)
 
 
-DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (SUBAGENT, CLAUDE, PI)}
+DIALECTS: dict[str, Dialect] = {
+    dialect.name: dialect for dialect in (SUBAGENT, CLAUDE, PI, CODEX, GEMINI, OPENCODE)
+}
 """Every dialect with a reader, by the name `folder_dialect` gives."""
 
 

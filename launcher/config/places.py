@@ -25,6 +25,8 @@ def folder_dialect(directory: Path) -> str | None:
     """The dialect of agent files under `directory`: that of the nearest folder in
     FOLDER_DIALECTS among it and its parents, or None (then ours)."""
     for folder in (directory, *directory.parents):
+        if folder.name == "opencode" and folder.parent.name == ".config":
+            return "opencode"  # opencode's user folder is ~/.config/opencode
         dialect = FOLDER_DIALECTS.get(folder.name)
         if dialect is not None:
             return dialect

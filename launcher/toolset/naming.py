@@ -44,15 +44,40 @@ class ToolNaming:
 
     prefix: str = ""
     local: Mapping[str, str] = field(default_factory=dict)
+    separator: str = NAME_SEPARATOR
+    """Between server and tool (Gemini CLI and opencode write `_`)."""
 
     def local_name(self, name: str) -> str:
         """The exposed name of the built-in or memory tool `name`."""
         return self.local.get(name, name)
 
 
+CODEX_BUILTIN_NAMES: Mapping[str, str] = {
+    "bash": "shell",
+    "read": "read_file",
+    "ls": "list_dir",
+    "grep": "grep_files",
+}
+"""Our built-ins as a Codex agent's model is offered them (the others keep our names)."""
+GEMINI_BUILTIN_NAMES: Mapping[str, str] = {
+    "read": "read_file",
+    "write": "write_file",
+    "edit": "replace",
+    "bash": "run_shell_command",
+    "grep": "grep_search",
+    "find": "glob",
+    "ls": "list_directory",
+}
+"""Our built-ins as a Gemini CLI agent's model is offered them."""
+OPENCODE_BUILTIN_NAMES: Mapping[str, str] = {"find": "glob", "ls": "list"}
+"""Our built-ins as an opencode agent's model is offered them (the others are its names)."""
+
 DEFAULT_NAMING = ToolNaming()
 NAMINGS: Mapping[str, ToolNaming] = {
     "claude": ToolNaming(prefix=CLAUDE_MCP_PREFIX, local=CLAUDE_BUILTIN_NAMES),
+    "codex": ToolNaming(prefix=CLAUDE_MCP_PREFIX, local=CODEX_BUILTIN_NAMES),
+    "gemini": ToolNaming(prefix="mcp_", local=GEMINI_BUILTIN_NAMES, separator="_"),
+    "opencode": ToolNaming(local=OPENCODE_BUILTIN_NAMES, separator="_"),
 }
 """Agent-file dialects whose model is offered that tool's own names."""
 
@@ -67,10 +92,10 @@ def sanitize(text: str) -> str:
     return _UNSAFE.sub("_", text)
 
 
-def plain_name(server: str, tool: str, prefix: str = "") -> str:
+def plain_name(server: str, tool: str, prefix: str = "", separator: str = NAME_SEPARATOR) -> str:
     """A server tool's name before collision or length handling: sanitized `SERVER__TOOL`
     (after the naming's prefix: `mcp__SERVER__TOOL` for Claude Code agents)."""
-    return sanitize(f"{prefix}{server}{NAME_SEPARATOR}{tool}")
+    return sanitize(f"{prefix}{server}{separator}{tool}")
 
 
 def name_hash(server: str, tool: str, length: int = HASH_LEN) -> str:
@@ -82,9 +107,9 @@ def _with_suffix(base: str, suffix: str) -> str:
     return f"{base[: MAX_NAME_LEN - len(suffix) - 1]}_{suffix}"
 
 
-def could_spell(server: str, name: str, prefix: str = "") -> bool:
+def could_spell(server: str, name: str, prefix: str = "", separator: str = NAME_SEPARATOR) -> bool:
     """Whether some tool of `server` has `name` as its plain name (any tool name may come)."""
-    return name.startswith(prefix + sanitize(server) + NAME_SEPARATOR)
+    return name.startswith(prefix + sanitize(server) + separator)
 
 
 def exposed_name(
@@ -99,8 +124,12 @@ def exposed_name(
     The plain name when it fits, is free, and no server in `earlier` (those before
     `server` in config order) could spell it; else a truncated name with a hash suffix.
     """
-    base = plain_name(server, tool, naming.prefix)
-    claimed = any(could_spell(other, base, naming.prefix) for other in earlier if other != server)
+    base = plain_name(server, tool, naming.prefix, naming.separator)
+    claimed = any(
+        could_spell(other, base, naming.prefix, naming.separator)
+        for other in earlier
+        if other != server
+    )
     if len(base) <= MAX_NAME_LEN and base not in taken and not claimed:
         return base
     digest = name_hash(server, tool, length=64)

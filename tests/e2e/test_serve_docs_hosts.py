@@ -88,7 +88,7 @@ def test_every_host_has_its_snippets() -> None:
         ("opencode", "json"),
     } <= sections
     for _, _, text in SNIPPETS:
-        assert "--config-dir" in text and "--workspace" in text and "SUBAGENT_HOME" in text
+        assert "--project" in text and "SUBAGENT_HOME" in text
 
 
 @pytest.mark.parametrize(
