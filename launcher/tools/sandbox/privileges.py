@@ -18,6 +18,7 @@ import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
@@ -179,6 +180,17 @@ def _read_only_but(writable: Iterable[Path], writable_files: Iterable[Path]) -> 
             os.close(fd)
 
 
+def _sibling_mounts() -> Any:
+    """mounts.py, loaded by path: the holder runs as `python -I -S` with no package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mounts", Path(__file__).with_name("mounts.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _hold_main(argv: list[str]) -> int:
     """`python -I -S privileges.py '{"writable": [...], "writable_files": [...]}'`: hold
     the namespaces, say `ready`, and stay until stdin closes (the launcher is gone)."""
@@ -186,11 +198,15 @@ def _hold_main(argv: list[str]) -> int:
     import sys
 
     data = json.loads(argv[0])
+    # Loaded before the namespaces: inside them the interpreter's own files may not be found.
+    mounts = _sibling_mounts() if data.get("protected") else None
     try:
         hold(
             [Path(p) for p in data.get("writable", [])],
             [Path(p) for p in data.get("writable_files", [])],
         )
+        if mounts is not None:
+            mounts.protect_read_only(data["protected"])
     except OSError as exc:
         print(f"error {exc}", flush=True)
         return 1

@@ -3,7 +3,8 @@
 A root launcher's confined thread makes its own mount namespace (privileges.py). A thread
 of a process with threads cannot make the user namespace an unprivileged one needs, so a
 small holder process per session does: it maps only this user, makes every mount
-read-only but the writable roots and files, and waits. Each command then starts as
+read-only but the writable roots and files, binds the protected places inside them read-only
+(mounts.py), and waits. Each command then starts as
 `nsenter` into the holder's user and mount namespaces (by descriptors passed to it: the
 shell may not open the holder's /proc entries) and only then runs the command, in its
 working directory resolved there. The command keeps this user's uid, with no capability:
@@ -56,6 +57,9 @@ class Holder:
         spec = {
             "writable": [str(p) for p in policy.writable],
             "writable_files": [str(p) for p in policy.writable_files],
+            # The protected places inside the writable roots: read-only binds there too, so
+            # a process that outlives its command cannot change them before the put-back.
+            "protected": [str(p) for p in policy.protected],
         }
         self._tool = tool
         self._process = subprocess.Popen(
