@@ -150,7 +150,6 @@ def command() -> Callable[..., None]:
         ] = None,
     ) -> None:
         """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
-
         from launcher.backend.callers import HttpOptions
 
         web = HttpOptions(http, token_file, auth_issuer, public_url)
@@ -189,7 +188,7 @@ def run_serve(
     address: str | None = None,
 ) -> int:
     """Load the config, then serve on stdio (early face, then the SDK) or HTTP till a drain."""
-    from launcher.backend.callers import HttpOptions, check_http
+    from launcher.backend.callers import HttpOptions, check_http, hand_down
     from launcher.backend.catalog import agents_of
     from launcher.cli.loading import load
 
@@ -202,6 +201,7 @@ def run_serve(
     listener = check_http(http or HttpOptions())  # before anything loads
     # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
+    hand_down(listener)  # after any re-exec, before the first worker starts
     face = None
     if listener is None:
         from launcher.backend.early import EarlyAnswers, EarlyFace
