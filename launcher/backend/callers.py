@@ -180,6 +180,7 @@ class HttpOptions(NamedTuple):
     token_file: Path | None = None
     auth_issuer: str | None = None
     public_url: str | None = None
+    max_per_caller: int | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,16 @@ class Listener:
     public_url: str | None = None
     token_file: Path | None = None
     """Read as a secret: no sub-agent may read it."""
+    max_per_caller: int | None = None
+    """Sub-agents one caller may run at once (None: the fair default, per_caller_limit)."""
+
+    def per_caller_limit(self, max_concurrent: int) -> int:
+        """`--max-per-caller`, else a fair share: when several callers may call (a token
+        file of two or more, or an issuer's subjects), one slot is always left to others."""
+        if self.max_per_caller is not None:
+            return self.max_per_caller
+        several = self.issuer is not None or len(self.tokens.by_caller) > 1
+        return max(1, max_concurrent - 1) if several else max_concurrent
 
 
 def hand_down(listener: Listener | None) -> None:
@@ -211,7 +222,9 @@ def check_http(http: HttpOptions) -> Listener | None:
     """The checked listener (None: stdio); UsageError or ConfigError for what makes no sense."""
     if http.listen is None:
         for name, value in zip(
-            ("--token-file", "--auth-issuer", "--public-url"), http[1:], strict=True
+            ("--token-file", "--auth-issuer", "--public-url", "--max-per-caller"),
+            http[1:],
+            strict=True,
         ):
             if value is not None:
                 raise UsageError(f"{name} goes with --http")
@@ -229,7 +242,9 @@ def check_http(http: HttpOptions) -> Listener | None:
         if url is not None and not url.startswith(("https://", "http://")):
             raise UsageError(f"{name} {url!r}: expected an http(s) URL")
     check_exposure(host, tokens, http.auth_issuer)
-    return Listener(host, port, tokens, http.auth_issuer, http.public_url, http.token_file)
+    return Listener(
+        host, port, tokens, http.auth_issuer, http.public_url, http.token_file, http.max_per_caller
+    )
 
 
 PROC_NET_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))

@@ -16,6 +16,7 @@ told, gets 403.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import sys
@@ -208,4 +209,5 @@ async def serve_http_at(opts: ServeOptions, listener: Listener) -> None:
         verifier = IssuerJwts(listener.issuer, resource)
     elif listener.tokens:
         verifier = StaticTokens(listener.tokens)
+    opts = dataclasses.replace(opts, max_per_caller=listener.per_caller_limit(opts.max_concurrent))
     await serve_http(opts, sock, verifier=verifier, resource_url=resource, issuer=listener.issuer)

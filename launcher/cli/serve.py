@@ -70,21 +70,19 @@ def _typed(raw: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if max_concurrent < 1 or not TASK_TTL_MIN_S <= task_ttl <= TASK_TTL_MAX_S:
         return None
-    config_dir = raw["config_dir"]
-    if config_dir is None:
-        config_dir = os.environ.get("SUBAGENT_CONFIG_DIR")
+    env_dir = os.environ.get("SUBAGENT_CONFIG_DIR")
+    config_dir = raw["config_dir"] if raw["config_dir"] is not None else env_dir
     if config_dir == "" or raw["workspace"] == "" or "" in raw["scripted_dirs"]:
         return None
     for directory in [raw["workspace"], *raw["scripted_dirs"]]:
         if directory is not None and not Path(directory).is_dir():
             return None
-    workspace = raw["workspace"]
     return {
         "model": raw["model"],
         "max_concurrent": max_concurrent,
         "task_ttl": task_ttl,
         "config_dir": Path(config_dir) if config_dir is not None else None,
-        "workspace": Path(workspace) if workspace is not None else None,
+        "workspace": Path(raw["workspace"]) if raw["workspace"] is not None else None,
         "no_lock": raw["no_lock"],
         "scripted_dirs": [Path(d) for d in raw["scripted_dirs"]],
     }
@@ -100,6 +98,7 @@ def command() -> Callable[..., None]:
         AuthIssuer,
         ConfigDir,
         HttpListen,
+        MaxPerCaller,
         NoLock,
         PublicUrl,
         SandboxOpt,
@@ -144,6 +143,7 @@ def command() -> Callable[..., None]:
         token_file: TokenFile = None,
         auth_issuer: AuthIssuer = None,
         public_url: PublicUrl = None,
+        max_per_caller: MaxPerCaller = None,
         engine: Annotated[str, typer.Option("--engine", help="local (workers) or ray.")] = "local",
         address: Annotated[
             str | None, typer.Option("--address", help="With --engine ray: its cluster.")
@@ -152,7 +152,7 @@ def command() -> Callable[..., None]:
         """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
         from launcher.backend.callers import HttpOptions
 
-        web = HttpOptions(http, token_file, auth_issuer, public_url)
+        web = HttpOptions(http, token_file, auth_issuer, public_url, max_per_caller)
         # Only what was given, so a plain command line's keywords stay parse_fast's.
         more: dict[str, Any] = {"http": web} if web != HttpOptions() else {}
         more |= {"engine": engine, "address": address} if engine != "local" or address else {}

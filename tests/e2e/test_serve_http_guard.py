@@ -162,3 +162,44 @@ def test_loopback_without_token_refuses_another_uid(tmp_path: Path) -> None:
         mine = httpx2.post(serve.url, json=INIT, headers=HEADERS, timeout=LIMIT_S)
         assert mine.status_code == 200, mine.text
     assert "Traceback" not in serve.stderr()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("args", [(), ("--max-concurrent", "3", "--max-per-caller", "2")])
+async def test_one_caller_cannot_take_every_slot(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # Default: with two callers and 2 slots, each caller gets at most 1.
+    long = {"prompt": "go", "model": f"scripted:{tmp_path / 'long.yaml'}", "background": True}
+    quick = {"prompt": "go", "model": f"scripted:{tmp_path / 'quick.yaml'}", "ext": ["lazy"]}
+    tokens = write_tokens(tmp_path)
+    with http_serve(
+        tmp_path, "--token-file", str(tokens), *(args or ("--max-concurrent", "2"))
+    ) as serve:
+        with anyio.fail_after(LIMIT_S):
+            async with (
+                http_client(serve.url, token=ALICE) as alice,
+                http_client(serve.url, token=BOB) as bob,
+            ):
+                ids = []
+                for _ in range(3):
+                    started = await alice.call_tool("spawn_subagent", long)
+                    ids.append(started.structured_content["agent_id"])
+
+                async def statuses() -> list[str]:
+                    got = []
+                    for agent_id in ids:
+                        seen = await alice.call_tool("get_subagent_result", {"agent_id": agent_id})
+                        got.append(seen.structured_content["status"])
+                    return got
+
+                share = 2 if args else 1
+                for _ in range(int(LIMIT_S / 0.1)):  # polled as a host polls; bounded
+                    if (await statuses()).count("running") >= share:
+                        break
+                    await anyio.sleep(0.1)
+                done = await bob.call_tool("spawn_subagent", quick)
+                assert done.structured_content["status"] == "completed"
+                assert sorted(await statuses()) == sorted(
+                    ["running"] * share + ["queued"] * (3 - share)
+                )
+                for agent_id in ids:
+                    await alice.call_tool("stop_subagent", {"agent_id": agent_id})
