@@ -26,7 +26,7 @@ from launcher.bridge.phase import ServerPhase
 from launcher.bridge.process import StdioChild
 from launcher.bridge.seam import SdkModule
 from launcher.bridge.serverlog import ServerLog
-from launcher.bridge.transport import open_transport, spawn_stdio
+from launcher.bridge.transport import connect, spawn_stdio
 from launcher.config.types import ServerSpec
 from launcher.events import EventSink, ServerState
 from launcher.procs.watchdog import Watchdog
@@ -193,7 +193,7 @@ class McpConnection:
             life.deadline = anyio.current_time() + self.spec.startup_timeout
             async with self._open_client() as (sdk, client):
                 self.protocol_version = client.protocol_version
-                self.server_info = _implementation(client.server_info)
+                self.server_info = sdk.implementation(client.server_info)
                 async with anyio.create_task_group() as tg:
                     if client.protocol_version in sdk.MODERN_PROTOCOL_VERSIONS:
                         # Opened before the first listing: a change in between is not replayed.
@@ -228,16 +228,22 @@ class McpConnection:
                     on_stderr=self._pump_stderr,
                 )
             self._sdk = sdk = await load_sdk()
-            transport, self._auth = await open_transport(
-                sdk, self.spec, stack, self._child, self._auth_store
+            client = await connect(
+                sdk,
+                self.spec,
+                stack,
+                self._child,
+                self._auth_store,
+                client=lambda transport: sdk.Client(
+                    transport,
+                    message_handler=self._on_message,
+                    elicitation_callback=sdk.accept_with_defaults,
+                    read_timeout_seconds=self.spec.tool_timeout,
+                ),
+                on_auth=lambda auth: setattr(self, "_auth", auth),
+                note=self.log.note,
             )
-            client = sdk.Client(
-                transport,
-                message_handler=self._on_message,
-                elicitation_callback=sdk.accept_with_defaults,
-                read_timeout_seconds=self.spec.tool_timeout,
-            )
-            yield sdk, await stack.enter_async_context(client)
+            yield sdk, client
 
     def _pump_stderr(self, stream: ByteReceiveStream) -> None:
         if self._logs is not None:
@@ -311,10 +317,3 @@ class McpConnection:
     def _redact(self, text: str) -> str:
         """Every error text and note passes here: `${VAR}` values never leave the connection."""
         return self._mask.text(text)
-
-
-def _implementation(info: Any) -> dict[str, str | None] | None:
-    """The server's `serverInfo` (name, version) as plain data; SDK types end here."""
-    if info is None:
-        return None
-    return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}

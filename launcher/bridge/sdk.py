@@ -35,9 +35,14 @@ __all__ = [
     "from_call_result",
     "from_exception",
     "http_transport",
+    "implementation",
+    "probe_outrun",
     "session_auth",
     "stdio_transport",
 ]
+
+MISSING_PROTOCOL_HEADER = -32020
+"""A 2026-07-28 HTTP server's answer to a request without `MCP-Protocol-Version`."""
 
 LISTEN_FAILURES = (MCPError, ListenNotSupportedError)
 """The listen stream could not be opened (or re-opened)."""
@@ -54,3 +59,23 @@ async def http_transport(
     """
     http = await stack.enter_async_context(create_mcp_http_client(headers=headers, auth=auth))
     return streamable_http_client(url, http_client=http)
+
+
+def probe_outrun(exc: BaseException) -> bool:
+    """Whether a connect failed because the server outran the SDK's discover probe.
+
+    `auto` gives up on `server/discover` after the SDK's fixed 10 s and falls back to a
+    headerless `initialize`; a server of the 2026-07-28 era only refuses that with -32020.
+    That refusal is the era's answer (only that era requires the header), as the SDK takes
+    -32022: the probe is worth one more try within the startup timeout.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        return any(probe_outrun(inner) for inner in exc.exceptions)
+    return isinstance(exc, MCPError) and exc.code == MISSING_PROTOCOL_HEADER
+
+
+def implementation(info: Any) -> dict[str, str | None] | None:
+    """The server's `serverInfo` (name, version) as plain data; SDK types end here."""
+    if info is None:
+        return None
+    return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}

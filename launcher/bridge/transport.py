@@ -1,5 +1,6 @@
 """A server's transport, made in one place: a stdio server's process, or an HTTP client
-with its auth (an OAuth provider, a `SUBAGENT_TOKEN_<NAME>` header or the spec's headers).
+with its auth (an OAuth provider, a `SUBAGENT_TOKEN_<NAME>` header or the spec's headers);
+and the client connected over it.
 
 SDK-free: a stdio server is spawned before the SDK is loaded, so the import overlaps the
 server's start-up; the SDK-side pieces come in as the loaded `launcher.bridge.sdk` module.
@@ -76,3 +77,37 @@ async def open_transport(
     store = auth_store or TokenStore(state_home())
     headers, auth = sdk.session_auth(spec, store, os.environ)
     return await sdk.http_transport(stack, spec.url or "", headers, auth), auth
+
+
+async def connect(
+    sdk: SdkModule,
+    spec: ServerSpec,
+    stack: AsyncExitStack,
+    child: StdioChild,
+    auth_store: TokenStore | None,
+    *,
+    client: Callable[[Any], Any],
+    on_auth: Callable[[Any], None],
+    note: Callable[[str], None],
+) -> Any:
+    """The transport for `spec` and `client(transport)` entered on `stack`: the era is
+    negotiated. `on_auth` gets the OAuth provider before the connect can fail.
+
+    An HTTP server of the 2026-07-28 era only that answers its first request later than the
+    SDK's discover probe waits (a cold start, a loaded machine) refuses the SDK's fallback
+    `initialize`; that refusal names the era, so the probe is sent once more (on a new
+    transport, within the caller's startup deadline).
+    """
+
+    async def attempt() -> Any:
+        transport, auth = await open_transport(sdk, spec, stack, child, auth_store)
+        on_auth(auth)
+        return await stack.enter_async_context(client(transport))
+
+    try:
+        return await attempt()
+    except Exception as exc:
+        if spec.type != "http" or not sdk.probe_outrun(exc):
+            raise
+        note("server/discover was answered late (the fallback was refused); probing once more")
+        return await attempt()

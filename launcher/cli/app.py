@@ -99,7 +99,7 @@ for command in (
     login.login,
     login.logout,
 ):
-    app.command()(command)
+    app.command(cls=spawn.SpawnCommand if command is spawn.spawn else None)(command)
 
 
 def click_command() -> Any:

@@ -17,6 +17,7 @@ SESSION_COMMANDS = frozenset(("spawn", "tools", "serve", "check", "lock", "batch
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    _refuse_non_utf8(args)
     if args[:1] in (["--version"], ["-V"]):
         from launcher.cli.version import version_line
 
@@ -59,3 +60,36 @@ def _fast_log(args: list[str]) -> None:
         from launcher.cli.run import finish, guarded
 
         finish(guarded(lambda: run_log(**keywords)))
+
+
+ARG_SHOWN_CHARS = 80
+"""A refused argument is shown up to this many characters (a prompt may be long)."""
+
+
+def _refuse_non_utf8(args: list[str]) -> None:
+    """Exit 2 naming the first argument that is not UTF-8; every command checks it here.
+
+    The OS hands Python such bytes as lone surrogates, which fail wherever the string is
+    first encoded (the store, a JSON line, a file name): before any command runs, not there.
+    """
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = _escaped(arg)
+            if len(shown) > ARG_SHOWN_CHARS:
+                shown = shown[:ARG_SHOWN_CHARS] + "..."
+            sys.stderr.write(
+                f"subagent: argument {position} ('{shown}') is not valid UTF-8;"
+                " subagent takes UTF-8 arguments\n"
+            )
+            sys.exit(2)
+
+
+def _escaped(arg: str) -> str:
+    """`arg` with its undecodable bytes as `\\xNN`, the way a shell's `$'...'` writes them."""
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte decodes to: not from the OS's argv
+        return arg.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")

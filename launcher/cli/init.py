@@ -3,7 +3,8 @@
 It writes an example agent scoped to the shipped stub GitHub server, its `scripted:`
 model, a check file and (with `--ci`) a GitHub Actions workflow, then pins the agent's
 tools in `subagent.lock.json` — the one step that starts a server: the stub, once, for
-about a second. Nothing is ever overwritten: an existing file is bad usage (exit 2).
+about a second. Nothing is ever overwritten: an existing file is bad usage (exit 2), and
+so is a symlink on the way (cli/init_write.py: all or nothing, never through a link).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def init(
 def run_init(directory: Path | None, *, ci: bool) -> int:
     """Write the files, pin the example agent, say what was written and what to run next."""
     from launcher.cli import init_files as files
+    from launcher.cli.init_write import refuse_symlinks, write_all
     from launcher.errors import UsageError
 
     root = (directory or Path.cwd()).absolute()
@@ -50,13 +52,13 @@ def run_init(directory: Path | None, *, ci: bool) -> int:
         raise UsageError(f"{root} exists and is not a directory")
     planned = files.plan(root, ci=ci, python=sys.executable)
     lock = root / files.CONFIG / "subagent.lock.json"
-    for path in [p.path for p in planned] + [lock]:
-        if path.exists() or path.is_symlink():
+    targets = [p.path for p in planned] + [lock]
+    refuse_symlinks(root, targets)
+    for path in targets:
+        if path.exists():
             raise UsageError(f"{path} already exists; init never overwrites (remove it first)")
+    write_all(root, planned)
     for item in planned:
-        item.path.parent.mkdir(parents=True, exist_ok=True)
-        with item.path.open("x", encoding="utf-8") as handle:
-            handle.write(item.text)
         print(f"wrote {_shown(item.path)}")
     try:
         _pin(root / files.CONFIG, files.AGENT)

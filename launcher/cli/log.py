@@ -147,7 +147,12 @@ def _run_log(
         return _empty(ref, usage=usage, json_out=json_out)
     try:
         if ref == "prune":
-            deleted = q.prune(conn, seconds)
+            from launcher.store.prune import prune_sessions
+
+            pruned = prune_sessions(conn, home, seconds)
+            for problem in pruned.left:
+                sys.stderr.write(f"subagent: log prune: could not remove {problem}\n")
+            deleted = len(pruned.deleted)
             _out({"deleted": deleted}, json_out, lambda: print(f"deleted {deleted} sessions"))
         elif usage:
             rows = q.usage_by_model(conn)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from launcher.cli.options import (
     ConfigDir,
@@ -28,10 +29,26 @@ if TYPE_CHECKING:
     from launcher.store.history import StoredSession
 
 
+AFTER_DASHDASH = "subagent.spawn.after_dashdash"
+"""Context meta key: the arguments after `--` (each one a positional, never an agent)."""
+
+
+class SpawnCommand(TyperCommand):
+    """spawn's click command: it keeps what followed `--`, which click drops on parsing."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[AFTER_DASHDASH] = args[args.index("--") + 1 :] if "--" in args else []
+        return super().parse_args(ctx, args)
+
+
 def spawn(
+    ctx: typer.Context,
     args: Annotated[
         list[str],
-        typer.Argument(help="The agent (default general-purpose) and the prompt; '-' reads stdin."),
+        typer.Argument(
+            help="The agent (default general-purpose) and the prompt; '-' reads stdin;"
+            " `-- WORD` when the prompt is an agent's name."
+        ),
     ],
     agent_opt: Annotated[str | None, typer.Option("--agent", help="Agent name.")] = None,
     ext: ExtOpt = None,
@@ -66,6 +83,7 @@ def spawn(
 
         check_isolation(isolation)
         history = None
+        lone_agent = False
         if resume is not None:
             if len(args) != 1 or agent_opt is not None:
                 raise UsageError("--resume takes only the follow-up PROMPT (the agent is stored)")
@@ -76,6 +94,8 @@ def spawn(
             agent, prompt = history.agent, args[0]
         elif len(args) == 1:
             agent, prompt = agent_opt or "general-purpose", args[0]
+            # A lone agent name is a forgotten prompt, unless --agent or -- said otherwise.
+            lone_agent = agent_opt is None and args != ctx.meta.get(AFTER_DASHDASH)
         elif len(args) == 2 and agent_opt is None:
             agent, prompt = args
         else:
@@ -84,6 +104,11 @@ def spawn(
         if history is not None and config_from is None and history.config_dir:
             config_from = Path(history.config_dir)
         config = load(config_from, session=True)  # may re-exec: before stdin is read
+        if lone_agent and (prompt in config.agents or prompt in config.broken_agents):
+            raise UsageError(
+                f"missing PROMPT for agent {prompt!r} (to run general-purpose on the prompt"
+                f" {prompt!r}: subagent spawn -- {prompt})"
+            )
         if prompt == "-":
             prompt = sys.stdin.read()
         if not prompt.strip():

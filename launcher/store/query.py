@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from launcher.errors import UsageError
+from launcher.events import RunStatus
 from launcher.store.db import index_new, write
 from launcher.store.owner import Owner
 
@@ -182,12 +184,29 @@ def usage_by_model(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = None) -> int:
     """Delete sessions started more than `older_than_s` ago (their messages too); the count."""
+    return len(prune_ids(conn, older_than_s, now))
+
+
+def prune_ids(
+    conn: sqlite3.Connection,
+    older_than_s: float,
+    now: float | None = None,
+    *,
+    running: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """Delete the rows of sessions started more than `older_than_s` ago, but of one stored as
+    running that `running(id)` says still is; the ids deleted."""
     cutoff = (time.time() if now is None else now) - older_than_s
 
-    def delete() -> int:
+    def delete() -> list[str]:
         # The index's delete trigger needs each deleted message indexed: catch up first.
         index_new(conn)
-        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE started < ?", (cutoff,))]
+        rows = conn.execute("SELECT id, status FROM sessions WHERE started < ?", (cutoff,))
+        ids = [
+            sid
+            for sid, status in rows.fetchall()
+            if not (status == RunStatus.RUNNING and running is not None and running(sid))
+        ]
         conn.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in ids])
         conn.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in ids])
         # SQLite reuses the ids of deleted top rows: the mark must not stay above the next id,
@@ -195,7 +214,7 @@ def prune(conn: sqlite3.Connection, older_than_s: float, now: float | None = Non
         conn.execute(
             "UPDATE fts_progress SET indexed_to=(SELECT coalesce(max(id), 0) FROM messages)"
         )
-        return len(ids)
+        return ids
 
     return write(conn, delete)
 

@@ -48,9 +48,10 @@ SCENARIOS: dict[str, set[str]] = {
 
 
 def run_scenario(
-    scenario: str, out_dir: Path, client: Path = CLIENT
+    scenario: str, out_dir: Path, client: Path = CLIENT, *extra: str
 ) -> tuple[subprocess.CompletedProcess[str], Any]:
-    """Run one client scenario with `client`; returns the suite's process and its checks.json."""
+    """Run one client scenario with `client` (`extra`: more suite options, such as
+    `--spec-version`); returns the suite's process and its checks.json."""
     node = node22()
     suite = npm_entry("@modelcontextprotocol/conformance")
     # The suite needs Node 22 (Node 20's fs lacks globSync); it and its children find it first.
@@ -70,6 +71,7 @@ def run_scenario(
             str(CLIENT_LIMIT_MS),
             "--output-dir",
             str(out_dir),
+            *extra,
         ],
         cwd=REPO,
         env=env,
