@@ -8,18 +8,21 @@ or left scope mid-turn, never reaches its server.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from launcher.errors import ModelError, SubagentError
+from launcher.budget import CURRENT, Budget, Limits, RunUsage
+from launcher.errors import ModelError, StreamStalled, SubagentError
 from launcher.events import (
     AgentEnd,
     AgentStart,
     AssistantMessage,
+    BudgetEvent,
     Event,
     RunStatus,
     TextDelta,
@@ -30,6 +33,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.models.base import Message, Model, ModelRequest, ToolCall
+from launcher.models.prices import Pricer, spend_of
 from launcher.telemetry import traces
 from launcher.toolset.types import CALL_ID, NO_OFFER, CallGuard, Offer, ToolEntry, ToolResult
 
@@ -40,6 +44,11 @@ WRAP_UP_PROMPT = (
     "You have reached the turn limit. Do not call any more tools: "
     "reply now with your final answer, summarising what you found and what is left undone."
 )
+BUDGET_WRAP_UP_PROMPT = (
+    "You have reached your {limit} budget. Do not call any more tools: "
+    "reply now with your final answer, summarising what you found and what is left undone."
+)
+_LIMIT_WORDS = {RunStatus.MAX_TOKENS: "token", RunStatus.MAX_COST: "cost"}
 
 
 class ToolHost(Protocol):
@@ -86,26 +95,6 @@ def system_prompt(base: str, deferred: int = 0) -> str:
     return f"{body}\n\n{note}" if body else note
 
 
-@dataclass
-class RunUsage:
-    """Totals for one agent run (and its resumes)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tool_calls: int = 0
-    turns: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "tool_calls": self.tool_calls,
-            "turns": self.turns,
-            "duration_s": round(time.monotonic() - self.started, 3),
-        }
-
-
 class AgentLoop:
     """An LLM tool-calling loop over a session's live tool set."""
 
@@ -117,12 +106,18 @@ class AgentLoop:
         prompt: str = "",
         max_turns: int | None = None,
         hooks: LoopHooks | None = None,
+        budget: Budget | None = None,
+        pricer: Pricer | None = None,
     ) -> None:
         self.host = host
         self.hooks = hooks
         self.model = model
         self.base_prompt = prompt
         self.max_turns = max_turns
+        self.budget = budget if budget is not None else Budget(Limits(max_turns=max_turns))
+        self.pricer = pricer
+        self._waiting_model = False
+        self._streamed: list[str] = []
         self.messages: list[Message] = []
         self.usage = RunUsage()
         self.turn = 0
@@ -158,18 +153,26 @@ class AgentLoop:
         error: str | None = None
         if self.hooks is not None:
             self.hooks.halted = None
+        budget_token = CURRENT.set(self.budget)  # the `subagent` tool charges children here
+        await self._report_budget()
         with anyio.CancelScope() as scope:
             self._stop_scope = scope
+            self._rearm()
             try:
                 while not self._stop_requested and self._failure is None and not self._halted:
                     await self._deliver_steering()
-                    wrap_up = self.max_turns is not None and turns_this_run >= self.max_turns
+                    limit = self.budget.crossing()
+                    wrap_up = limit is not None or (
+                        self.max_turns is not None and turns_this_run >= self.max_turns
+                    )
                     if wrap_up:
-                        await self._user(WRAP_UP_PROMPT, "wrap_up")
+                        words = _LIMIT_WORDS.get(limit) if limit is not None else None
+                        ask = BUDGET_WRAP_UP_PROMPT.format(limit=words) if words else WRAP_UP_PROMPT
+                        await self._user(ask, "wrap_up")
                     turns_this_run += 1
                     done = await self._turn(offer_tools=not wrap_up)
                     if wrap_up:
-                        self.status = RunStatus.MAX_TURNS
+                        self.status = limit or RunStatus.MAX_TURNS
                         break
                     if done and not self._steering and not self._halted:
                         # SubagentStop hooks may send the agent on, with their reason.
@@ -178,10 +181,16 @@ class AgentLoop:
                             self.status = RunStatus.COMPLETED
                             break
                         await self._user(follow, "hook")
+            except StreamStalled as exc:
+                self.status, error = RunStatus.IDLE_TIMEOUT, str(exc)
             except SubagentError as exc:
                 self.status, error = RunStatus.ERROR, str(exc)
         self._stop_scope = None
-        if self._failure is not None:
+        CURRENT.reset(budget_token)
+        if self._ran_out(scope):
+            self.status, error = self._out_of_time()
+            self.result = "".join(self._streamed) or self.result
+        elif self._failure is not None:
             self.status, error = RunStatus.ERROR, self._failure
             self._stop_requested = False
         elif self._stop_requested:
@@ -190,10 +199,50 @@ class AgentLoop:
         elif self._halted:
             self.status, error = RunStatus.STOPPED, f"stopped by a hook: {self._halted}"
         end = AgentEnd(
-            status=self.status, result=self.result, usage=self.usage.as_dict(), error=error
+            status=self.status,
+            result=self.result,
+            usage=self.usage.as_dict(self.budget),
+            error=error,
         )
         await self.host.emit(end)
         return end
+
+    def _ran_out(self, scope: anyio.CancelScope) -> bool:
+        """Whether the scope's deadline (timeout or idle_timeout) ended the run, not a stop."""
+        return scope.cancelled_caught and not self._stop_requested and self._failure is None
+
+    def _out_of_time(self) -> tuple[RunStatus, str]:
+        limits = self.budget.limits
+        if time.monotonic() >= self.budget.deadline:
+            return RunStatus.TIMEOUT, f"timeout: the run took {limits.timeout:g} s"
+        return (
+            RunStatus.IDLE_TIMEOUT,
+            f"idle_timeout: no progress for {limits.idle_timeout:g} s",
+        )
+
+    def _rearm(self) -> None:
+        """Move the run's deadline: `timeout` from the start, or `idle_timeout` from now,
+        whichever comes first. While the model is asked, its own read timeout (the same
+        idle time, with the retry rules) watches the stream instead."""
+        scope = self._stop_scope
+        if scope is None:
+            return
+        now = time.monotonic()
+        end = self.budget.deadline
+        idle = self.budget.limits.idle_timeout
+        if idle is not None and not self._waiting_model:
+            end = min(end, now + idle)
+        scope.deadline = math.inf if end == math.inf else anyio.current_time() + (end - now)
+
+    async def _report_budget(self) -> None:
+        turns = self.usage.turns
+        await self.host.emit(
+            BudgetEvent(
+                limits=self.budget.limits.as_dict(),
+                used=self.budget.used(turns),
+                left=self.budget.left(turns),
+            )
+        )
 
     @property
     def _halted(self) -> str | None:
@@ -216,7 +265,10 @@ class AgentLoop:
         offer = self.host.offer() if offer_tools else NO_OFFER
         await self.host.emit(TurnStart(turn=turn, tools=offer.names, deferred=offer.deferred))
 
+        self._streamed = []
+
         async def on_text(text: str) -> None:
+            self._streamed.append(text)
             await self.host.emit(TextDelta(turn=turn, text=text))
 
         request = ModelRequest(
@@ -226,6 +278,8 @@ class AgentLoop:
             on_text=on_text,
             resolve_tool=self.host.registry.resolve,
         )
+        self._waiting_model = True
+        self._rearm()
         try:
             with traces().chat(self.model.spec) as chat:
                 response = await self.model.complete(request)
@@ -235,8 +289,13 @@ class AgentLoop:
         except Exception as exc:
             # A provider bug or a malformed reply must still end the run with agent_end.
             raise ModelError(f"{self.model.spec}: {type(exc).__name__}: {exc}") from exc
-        self.usage.input_tokens += response.usage.input_tokens
-        self.usage.output_tokens += response.usage.output_tokens
+        finally:
+            self._waiting_model = False
+        self._rearm()
+        spend = spend_of(response.usage, self.pricer)
+        self.budget.charge(spend)
+        self.usage.spend.add(spend)
+        self._streamed = []
         if response.text:
             self.result = response.text
         calls = response.tool_calls if offer_tools else []
@@ -249,8 +308,8 @@ class AgentLoop:
                 text=response.text,
                 tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
                 usage={
-                    "input_tokens": response.usage.input_tokens,
-                    "output_tokens": response.usage.output_tokens,
+                    **dataclasses.asdict(response.usage),
+                    "cost_usd": spend.cost_usd,
                 },
             )
         )
@@ -286,6 +345,7 @@ class AgentLoop:
                         )
                     )
         await self.host.emit(TurnEnd(turn=turn))
+        await self._report_budget()
         return not calls
 
     async def run_calls(
@@ -315,6 +375,7 @@ class AgentLoop:
             with traces().tool(call.id, call.name, server, tool, call.arguments) as traced:
                 result = traced.result(await self._execute(call, offered))
             results[index] = result
+            self._rearm()  # a tool's result is progress
             await self.host.emit(
                 ToolResultEvent(
                     turn=turn,

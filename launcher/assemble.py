@@ -10,13 +10,14 @@ import contextlib
 import dataclasses
 import functools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lockfile import Lock, load_lock
-from launcher.config.types import AgentSpec, Config, ServerSpec
+from launcher.config.types import AgentSpec, Config, ModelPrice, ServerSpec
 from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from launcher.agent import AgentLoop
+    from launcher.budget import Limits
     from launcher.hooks.run import RunHooks
     from launcher.session import Session
     from launcher.store.history import StoredSession
@@ -125,6 +127,10 @@ def assemble_session(
     return session
 
 
+def _warn(line: str) -> None:
+    sys.stderr.write(f"subagent: warning: {line}\n")
+
+
 @functools.cache
 def model_tls_context() -> ssl.SSLContext:
     """The trust store model clients verify with, loaded once a process: loading it costs
@@ -176,6 +182,10 @@ async def run_agent(
     history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
     script: str | None = None,
+    limits: Limits | None = None,
+    ceiling: Limits | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunStatus:
     """Run the session's agent on `prompt` to its end; returns the final status.
 
@@ -183,12 +193,32 @@ async def run_agent(
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
     `history` (a stored session) continues that conversation: `prompt` is the follow-up.
     `script`: the text of `model`'s script when it is `scripted:` and already read.
+    `limits`: what the request asks (above the agent file's, lowered with a `warn`ing);
+    `ceiling`: a parent's remainder, which the run never exceeds; `prices`: the config's
+    price overrides. A `max_cost_usd` on a model no price table knows is a UsageError.
     """
     from launcher.agent import AgentLoop
+    from launcher.budget import Budget, Limits, limits_of, resolve_limits
+    from launcher.errors import UsageError
     from launcher.models.factory import create_model, resolve_model_spec, uses_http
+    from launcher.models.prices import pricer_for
 
     stored_model = history.model if history is not None else None
     spec = resolve_model_spec(model or stored_model, session.agent.model, os.environ)
+    asked = Limits(max_turns=max_turns).over(limits or Limits())
+    resolved, warnings = resolve_limits(
+        limits_of(session.agent), asked, who=f"agent '{session.agent.name}'"
+    )
+    resolved = resolved.clamped(ceiling or Limits())
+    for line in warnings:
+        (warn or _warn)(line)
+    pricer = pricer_for(spec, prices or {})
+    if resolved.max_cost_usd is not None and pricer is None:
+        # Fail closed: a cost limit that cannot be counted is no limit.
+        raise UsageError(
+            f"max_cost_usd: no price known for model '{spec}' (add it under \"prices\" in mcp.json)"
+        )
+    budget = Budget(resolved)  # the clock starts before any server does
     # A scripted model needs no client: skip httpx and the trust store (~130 ms of CPU).
     http_client = model_http_client() if uses_http(spec) else contextlib.nullcontext(None)
     async with http_client as http:
@@ -199,9 +229,13 @@ async def run_agent(
             session,
             llm,
             prompt=session.agent.prompt,
-            max_turns=max_turns or session.agent.max_turns,
+            max_turns=resolved.max_turns,
             hooks=run_hooks(session),
+            budget=budget,
+            pricer=pricer,
         )
+        if resolved.idle_timeout is not None and hasattr(llm, "stall_after"):
+            llm.stall_after(resolved.idle_timeout)
         if history is not None:
             loop.messages = list(history.messages)
             loop.turn = history.turns

@@ -9,6 +9,7 @@ SubagentError
 │   │   ├── SpawnError     a stdio server could not be spawned (the message is the reason)
 │   │   └── ProtocolError  a server broke the protocol (e.g. a repeated tools/list cursor)
 │   ├── ModelError      a model provider failed (HTTP status, network, no key)
+│   │   └── StreamStalled  the model's stream went silent past the idle timeout, every retry
 │   └── AuthError       an OAuth login or token refresh failed (never shows a token)
 ├── Interrupted         SIGINT/SIGTERM/SIGHUP ended the run cleanly: exit status 128 + signal
 └── ToolError           a tool call failed; the model sees it as an error tool result
@@ -88,6 +89,10 @@ class ProtocolError(RunError):
 
 class ModelError(RunError):
     """A model provider failed: HTTP error, network error or missing credentials."""
+
+
+class StreamStalled(ModelError):
+    """The model sent nothing for the idle timeout, on every attempt the retry rules allow."""
 
 
 class ToolError(SubagentError):

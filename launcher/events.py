@@ -37,6 +37,13 @@ class RunStatus(StrEnum):
     ERROR = "error"
     MAX_TURNS = "max_turns"
     STOPPED = "stopped"
+    MAX_TOKENS = "max_tokens"
+    MAX_COST = "max_cost"
+    TIMEOUT = "timeout"
+    IDLE_TIMEOUT = "idle_timeout"
+    """A limit of the run's budget (launcher/budget.py) ended it."""
+    SKIPPED = "skipped"
+    """A batch task never started: the batch's `--max-cost-total` was reached first."""
     QUEUED = "queued"
     RUNNING = "running"
     INTERRUPTED = "interrupted"
@@ -52,6 +59,10 @@ class RunStatus(StrEnum):
             RunStatus.ERROR,
             RunStatus.MAX_TURNS,
             RunStatus.STOPPED,
+            RunStatus.MAX_TOKENS,
+            RunStatus.MAX_COST,
+            RunStatus.TIMEOUT,
+            RunStatus.IDLE_TIMEOUT,
         )
 
     @property
@@ -168,7 +179,7 @@ class AssistantMessage(Event):
     turn: int
     text: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -253,6 +264,17 @@ class HookDecision(Event):
 
 
 @dataclass(kw_only=True)
+class BudgetEvent(Event):
+    """The run's budget at its start and at each turn's end: its `limits`, what it `used`
+    (turns, tokens, cost_usd, elapsed_s; children included) and what is `left`."""
+
+    type: ClassVar[str] = "budget"
+    limits: dict[str, Any] = field(default_factory=dict)
+    used: dict[str, Any] = field(default_factory=dict)
+    left: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turn: int
@@ -260,7 +282,8 @@ class TurnEnd(Event):
 
 @dataclass(kw_only=True)
 class AgentEnd(Event):
-    """The agent finished: `completed`, `error`, `max_turns` or `stopped`."""
+    """The agent finished: `completed`, `error`, `max_turns`, `stopped`, or a limit of its
+    budget: `max_tokens`, `max_cost`, `timeout`, `idle_timeout`."""
 
     type: ClassVar[str] = "agent_end"
     status: RunStatus

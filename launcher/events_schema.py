@@ -27,7 +27,8 @@ RUN_RESULT: dict[str, Any] = {
         "agent_id": {"type": "string"},
         "status": {"enum": [s.value for s in RunStatus]},
         "result": {"type": "string"},
-        "usage": {"type": "object", "additionalProperties": {"type": "number"}},
+        # Counts, `cost_usd` (null: unpriced) and `total` (the same keys, children included).
+        "usage": {"type": "object", "additionalProperties": {"type": ["number", "null", "object"]}},
         "turns": {"type": "integer"},
         "session_id": {"type": ["string", "null"]},
         "error": {"type": "string"},

@@ -41,7 +41,9 @@ HARDENING: tuple[tuple[str, str], ...] = (
     ("tag.gpgSign", "false"),
     ("protocol.allow", "never"),  # ssh (core.sshCommand), git:// (core.gitProxy), ext::,
     ("protocol.file.allow", "always"),  # http (credentials) and remote helpers: only files
-    ("transfer.fsckObjects", "true"),  # git checks every object it receives
+    ("transfer.fsckObjects", "true"),  # git checks every object it receives, and the
+    ("fetch.fsckObjects", "true"),  # more specific keys, which outrank it in a config
+    ("receive.fsckObjects", "true"),  # file, are pinned too
     ("core.useReplaceRefs", "false"),
     ("submodule.recurse", "false"),
     ("gc.auto", "0"),

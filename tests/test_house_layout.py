@@ -22,10 +22,12 @@ LEAVES = (
     "state",
     "flock",
     "gitcmd",
+    "untrusted",
     "toolset.types",
     "toolset.naming",
     "hooks.matcher",
     "telemetry",
+    "budget",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

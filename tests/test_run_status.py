@@ -21,8 +21,17 @@ from launcher.store.sink import StoreSink
 pytestmark = pytest.mark.anyio
 
 
-def test_the_final_statuses_are_the_contracts_four() -> None:
-    assert RUN_STATUSES == ("completed", "error", "max_turns", "stopped")
+def test_the_final_statuses_are_the_contracts_eight() -> None:
+    assert RUN_STATUSES == (
+        "completed",
+        "error",
+        "max_turns",
+        "stopped",
+        "max_tokens",
+        "max_cost",
+        "timeout",
+        "idle_timeout",
+    )
     assert {s for s in RunStatus if s.final} == set(RUN_STATUSES)
     assert [s for s in RunStatus if s.ok] == [RunStatus.COMPLETED]
 

@@ -90,13 +90,14 @@ def test_usage_totals_tokens_calls_and_time_per_model_across_sessions(tmp_path: 
     print_usage(rows, out)
 
     assert rows == [
-        {"model": "m:big", "sessions": 2, "turns": 4, "input_tokens": 150, "output_tokens": 2,
-         "tool_calls": 6, "duration_s": 3.0},
-        {"model": "m:small", "sessions": 1, "turns": 2, "input_tokens": 7, "output_tokens": 1,
-         "tool_calls": 3, "duration_s": 1.5},
+        {"agent": "x", "model": "m:big", "sessions": 2, "turns": 4, "input_tokens": 150,
+         "output_tokens": 2, "tool_calls": 6, "duration_s": 3.0, "cost_usd": None},
+        {"agent": "x", "model": "m:small", "sessions": 1, "turns": 2, "input_tokens": 7,
+         "output_tokens": 1, "tool_calls": 3, "duration_s": 1.5, "cost_usd": None},
     ]  # fmt: skip
     header, big, small = out.getvalue().splitlines()
     assert header.split() == [
+        "AGENT",
         "MODEL",
         "SESSIONS",
         "TURNS",
@@ -104,6 +105,7 @@ def test_usage_totals_tokens_calls_and_time_per_model_across_sessions(tmp_path: 
         "OUTPUT",
         "TOOL_CALLS",
         "SECONDS",
+        "COST_USD",
     ]
-    assert big.split() == ["m:big", "2", "4", "150", "2", "6", "3.0"]
+    assert big.split() == ["x", "m:big", "2", "4", "150", "2", "6", "3.0", "?"]
     assert header.index("INPUT") == big.index("150") == small.index("7")  # aligned columns

@@ -180,3 +180,42 @@ def test_a_drivers_result_text_ends_with_the_worktree() -> None:
     state.observe(end.to_dict())
     assert state.worktree is not None and state.worktree["branch"] == "subagent/t0-abc"
     assert state.result.startswith("done\n\nworktree: branch subagent/t0-abc at /w")
+
+
+@pytest.mark.parametrize("tidy", [None, ["pack-refs", "--all"], ["gc", "--quiet"]])
+def test_the_runs_commits_are_taken_from_loose_or_packed_refs_and_objects(
+    tmp_path: Path, tidy: list[str] | None
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    tree = create_worktree(repo, label="x", home=tmp_path / "home")
+    (tree.path / "a.txt").write_text("two\n")
+    git(tree.path, "commit", "--quiet", "-am", "by the agent")
+    own = git(tree.path, "rev-parse", "HEAD").strip()
+    if tidy:  # the run packed its refs, or its objects, itself
+        git(tree.path, *tidy)
+    end = finish_worktree(tree)
+    assert end.changed is True and end.error is None, end
+    assert git(repo, "rev-parse", tree.branch).strip() == own
+    assert git(repo, "show", f"{tree.branch}:a.txt") == "two\n"
+
+
+def test_a_linked_worktree_the_user_made_is_isolated_from_too(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n", "sub/b.txt": "b\n"})
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "--quiet", "-b", "side", str(linked))
+    tree = create_worktree(linked / "sub", label="x", home=tmp_path / "home")
+    assert tree.repo == linked and tree.workspace == tree.path / "sub"
+    (tree.workspace / "b.txt").write_text("changed\n")
+    end = finish_worktree(tree)
+    assert end.error is None and "sub/b.txt" in end.diffstat
+    assert git(repo, "show", f"{tree.branch}:sub/b.txt") == "changed\n"
+
+
+def test_a_gitdir_file_whose_repository_does_not_name_it_back_is_refused(tmp_path: Path) -> None:
+    other = make_repo(tmp_path / "other", {"a.txt": "one\n"})
+    planted = tmp_path / "ws"
+    planted.mkdir()
+    (planted / ".git").write_text(f"gitdir: {other}/.git\n")
+    with pytest.raises(UsageError, match="does not name"):
+        create_worktree(planted, label="x", home=tmp_path / "home")
+    assert not list((tmp_path / "home").glob("worktrees/*"))

@@ -125,6 +125,28 @@ def _spawn_tool(agents: Iterable[tuple[str, str]]) -> dict[str, Any]:
                     "minimum": 1,
                     "description": "Turn limit (at least 1); default: the agent's.",
                 },
+                "max_tokens": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Tokens billed over the run, nested sub-agents included; "
+                    "never above the agent's.",
+                },
+                "max_cost_usd": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "USD over the run, nested sub-agents included; never above "
+                    "the agent's. A model with no known price refuses to start.",
+                },
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Wall-clock seconds from the session's start (status timeout).",
+                },
+                "idle_timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Seconds with no progress (default 600; status idle_timeout).",
+                },
                 "resume": {
                     "type": "string",
                     "description": (

@@ -5,7 +5,8 @@ with it, its scope comes from its own agent file — as the top session loaded i
 child gets that session's config snapshot and never discovers config itself, so an
 agent file or MCP server the run wrote into the workspace meanwhile is not read. Depth
 is counted down the tree (the top agent is depth 0) and bounded by the smallest
-`max_depth` on the way; a stop or kill of the parent closes the child's stdin, which ends
+`max_depth` on the way, and its limits by what its parent has left (its usage counts
+against the parent's budget); a stop or kill of the parent closes the child's stdin, which ends
 the child and, in turn, its children.
 """
 
@@ -15,6 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from launcher.budget import CURRENT
 from launcher.events import RunStatus
 from launcher.state import state_home
 from launcher.telemetry import traces
@@ -45,7 +47,9 @@ def make_delegate(
                 is_error=True,
             )
         entry = SubAgent(id=f"nested-{secrets.token_hex(4)}", agent=agent, status=RunStatus.RUNNING)
+        budget = CURRENT.get()  # the delegating run's: the child gets what it has left
         job = Job(
+            ceiling=budget.remainder().as_dict() if budget is not None else None,
             prompt=prompt,
             agent=agent,
             config=config,
@@ -55,7 +59,11 @@ def make_delegate(
             max_depth=max_depth,
             trace=traces().carrier(),  # the delegating call's span: the child's parent
         )
-        await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
+        try:
+            await drive_worker(entry, job, log_path=state_home() / "nested" / f"{entry.id}.log")
+        finally:
+            if budget is not None:
+                budget.charge_child(entry.usage)  # what the child spent, its children's too
         if entry.status.ok:
             return ToolResult(entry.result or "(no answer)")
         why = f": {entry.error}" if entry.error else ""

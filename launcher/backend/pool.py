@@ -40,6 +40,9 @@ KEEP_ENDED = 1024
 """Ended sub-agents that are not tasks whose results serve keeps for get_subagent_result;
 the oldest beyond it are dropped, so a long-lived serve's memory stays bounded (a task is
 kept for its ttl instead)."""
+BACKSTOP_GRACE_S = 15.0
+"""Past its `timeout`, a run's worker has this long to end it itself (close its servers,
+say `agent_end`); a worker still silent then is stuck, and is killed."""
 KILL_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=KILL_WAIT_S, sweep_s=0.3)
 """A worker that did not stop in time: straight to TERM, then KILL (its watchdog ends
 its servers)."""
@@ -90,6 +93,8 @@ class SubAgent(RunState):
     """Who spawned it (an HTTP caller; None on stdio): only they see, steer or stop it."""
     inputs: HostInputs = field(default_factory=HostInputs)
     """Its servers' input requests waiting for the host (backend/inputs.py)."""
+    backstop: float | None = None
+    """The run's `timeout` (s): its worker is killed if it has not ended past it + a grace."""
 
     def snapshot(self) -> dict[str, Any]:
         """The structured result: agent_id, status, result, usage, turns, session_id (the
@@ -170,6 +175,8 @@ class SubagentManager:
         ext: list[str],
         model: str | None,
         max_turns: int | None,
+        limits: dict[str, Any] | None = None,
+        backstop: float | None = None,
         workspace: Path | None = None,
         resume: str | None = None,
         config: dict[str, Any] | None = None,
@@ -186,6 +193,7 @@ class SubagentManager:
             raise RunError("serve is shutting down: no new sub-agents")
         entry = SubAgent(id=f"sa-{secrets.token_hex(4)}", agent=agent, caller=caller)
         entry.inputs.can_ask = can_ask
+        entry.backstop = backstop
         self.agents[entry.id] = entry
         job = Job(
             prompt=prompt,
@@ -193,6 +201,7 @@ class SubagentManager:
             ext=ext,
             model=model or self.default_model,
             max_turns=max_turns,
+            limits=limits,
             config_dir=str(self._config_dir) if self._config_dir else None,
             workspace=str(workspace or self._workspace),
             no_lock=self._no_lock,
@@ -289,7 +298,11 @@ class SubagentManager:
                     entry.status = RunStatus.STOPPED
                     return
                 entry.status = RunStatus.RUNNING
-                await self._drive(entry, job)
+                async with anyio.create_task_group() as tg:
+                    if entry.backstop is not None:
+                        tg.start_soon(self._backstop, entry, entry.backstop)
+                    await self._drive(entry, job)
+                    tg.cancel_scope.cancel()
         except Exception as exc:
             # One sub-agent's failure (e.g. its workspace vanished) must not end serve.
             entry.status = RunStatus.ERROR
@@ -303,6 +316,20 @@ class SubagentManager:
                     entry.error = entry.error or "worker ended without a final status"
             entry.done.set()
             self._retire(entry)
+
+    async def _backstop(self, entry: SubAgent, limit_s: float) -> None:
+        """A worker that has not ended its run by its timeout (and a grace) is stuck: kill
+        it, so its run reports `timeout` rather than `running` for ever."""
+        await anyio.sleep(limit_s + BACKSTOP_GRACE_S)
+        if entry.final:
+            return
+        entry.status = RunStatus.TIMEOUT
+        entry.error = f"timeout: the worker did not end its run within {limit_s:g} s; killed"
+        with anyio.CancelScope(shield=True):
+            if entry.remote is not None:
+                await entry.remote.kill()
+            elif entry.process is not None:
+                await stop_group(entry.process, KILL_LADDER)
 
     def _retire(self, entry: SubAgent) -> None:
         """Keep an ended plain sub-agent's result; drop the oldest beyond KEEP_ENDED."""

@@ -61,6 +61,10 @@ class Job:
     serve request, a delegating tool call): the parent of its `invoke_agent` span."""
     trace_link: dict[str, str] | None = None
     """A batch's span: the run is a trace of its own, with a link to it."""
+    limits: dict[str, Any] | None = None
+    """The limits asked for (budget.py's field names): never above the agent file's."""
+    ceiling: dict[str, Any] | None = None
+    """A nested sub-agent's parent's remainder: its limits are clamped to it."""
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Job:

@@ -29,6 +29,7 @@ from launcher.backend.server import SubagentServer
 from launcher.backend.spare import SPARE_COUNT, SparePool
 from launcher.backend.tasks.store import TaskStore
 from launcher.backend.tasks.wire import install_tasks
+from launcher.config.types import Config
 
 DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 """What ends serve in order: a service manager's stop, and Ctrl-C."""
@@ -52,6 +53,8 @@ class ServeOptions:
     """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
     max_per_caller: int | None = None
     """Sub-agents one caller may run at once (None: as many as `max_concurrent`)."""
+    config: Config | None = None
+    """The config loaded at serve's start, every job's (None: loaded once, here)."""
 
 
 @dataclass
@@ -84,7 +87,9 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 driver=opts.driver,
                 spares=opts.spares,
             )
-            app = SubagentServer(manager, opts.config_dir, opts.workspace, opts.scripted_dirs)
+            app = SubagentServer(
+                manager, opts.config_dir, opts.workspace, opts.scripted_dirs, opts.config
+            )
             options = install_tasks(
                 app.server,
                 TaskStore(manager, tg, default_ttl_ms=opts.task_ttl_ms),

@@ -35,6 +35,8 @@ from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
 from launcher.backend.tasks.store import run_result
+from launcher.budget import LIMIT_FIELDS, Limits, limits_of, resolve_limits
+from launcher.config.types import Config
 from launcher.errors import SubagentError
 from launcher.store.owner import Owner
 
@@ -79,10 +81,14 @@ class SubagentServer:
         config_dir: Path | None,
         workspace: Path,
         scripted_dirs: tuple[Path, ...] = (),
+        config: Config | None = None,
     ) -> None:
         self.manager = manager
         self.config_dir = config_dir
         self.workspace = workspace
+        # Loaded once, now: a job's model may write the workspace's config files, and the
+        # next job must not run what it wrote (restart serve to pick up a config change).
+        self.config: Config = config if config is not None else self._load_config()
         self.scripted_roots = scripted_roots(config_dir, workspace, scripted_dirs)
         self.server: Server[Any] = Server(
             catalog.SERVER_NAME,
@@ -102,8 +108,8 @@ class SubagentServer:
         )
 
     def agents(self) -> list[tuple[str, str]]:
-        """(name, description) of every agent serve can run, from the config of the moment."""
-        return catalog.agents_of(self._config())
+        """(name, description) of every agent serve can run, from the config it started with."""
+        return catalog.agents_of(self.config)
 
     async def _discover(self, ctx: Any, params: Any) -> types.DiscoverResult:
         """The SDK's `server/discover`, but honest about `tools.listChanged`: serve serves
@@ -150,7 +156,7 @@ class SubagentServer:
                 return entry.session_id
         raise UsageError("no sub-agent this serve started has a stored session: nothing is `last`")
 
-    def _config(self) -> Any:
+    def _load_config(self) -> Config:
         from launcher.config.discovery import load_config
 
         return load_config(self.config_dir, cwd=self.workspace)
@@ -186,7 +192,7 @@ class SubagentServer:
         agent = str(args.get("agent") or "general-purpose")
         ext = [str(e) for e in args.get("ext") or []]
         model, resume = args.get("model"), args.get("resume")
-        config = self._config()
+        config = self.config
         hosts = model  # a model the host named: a `scripted:` one is read here, once
         if resume:
             ref = self._last_started(caller) if resume == "last" else str(resume)
@@ -208,12 +214,17 @@ class SubagentServer:
         if host_args.get("background"):
             can_ask = False  # nobody waits on a background call to answer its servers' asks
         max_turns = args.get("max_turns")
+        limits = {k: args[k] for k in LIMIT_FIELDS if args.get(k) is not None}
+        # The worker enforces them; serve keeps the timeout too, to end a stuck worker.
+        timeout = resolve_limits(limits_of(spec), Limits.from_mapping(limits))[0].timeout
         return self.manager.spawn(
             prompt,
             agent=agent,
             ext=ext,
             model=model,
             max_turns=int(max_turns) if max_turns is not None else None,
+            limits=limits,
+            backstop=timeout,
             resume=resume or None,
             # The worker runs with what serve loaded and checked, never a fresh discovery.
             config=snapshot_of(config, lock=not self.manager.no_lock),
@@ -331,7 +342,7 @@ class SubagentServer:
         return _result(entry.status, entry.snapshot())
 
     async def _tool_list_agents(self, args: dict[str, Any], ctx: Any) -> types.CallToolResult:
-        config = self._config()
+        config = self.config
         agents = [{"name": a.name, "description": a.description} for a in config.agents.values()]
         text = "\n".join(f"{a['name']}: {a['description']}" for a in agents)
         return _result(text, {"agents": agents})

@@ -81,22 +81,26 @@ async def start_worker(
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
         # The worker's environment block holds no secret (the model's shell could read
-        # it); they reach it over a descriptor it reads at start (procs/hidden.py).
-        env, handover = child_handover()
+        # it); it pulls them over a descriptor once it is non-dumpable (procs/hidden.py).
+        handover = child_handover()
         try:
             # Its own group: a signal meant for serve's group must not cut a worker's
             # shutdown short; serve ends its workers itself.
-            return await spawn_group(
+            process = await spawn_group(
                 [*WORKER_ARGV, *_spare_args(spare, lean)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errlog,
                 cwd=workspace,
-                env=env,
-                pass_fds=(handover,),
+                env=handover.env,
+                pass_fds=(handover.fd,),
             )
-        finally:
-            os.close(handover)
+        except BaseException:
+            handover.close()
+            raise
+        # Answered once the worker, non-dumpable, asks (procs/hidden.py).
+        handover.answer(process.pid)
+        return process
 
 
 def _spare_args(spare: bool, lean: bool) -> list[str]:

@@ -48,6 +48,7 @@ FULL_PRELOAD = (
     "httpx2",  # an HTTP model's client and transport
     "launcher.models.openai",
     "launcher.models.anthropic",
+    "genai_prices",  # the price table an HTTP model's replies are priced from
     "launcher.bridge.connection",  # a session's MCP servers (the SDK loads at connect)
 )
 """What only some sessions import (an HTTP model, MCP servers), with the model client's
@@ -135,6 +136,7 @@ async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
     from launcher.assemble import assemble_session, run_agent
     from launcher.bridge.asking import asking
+    from launcher.budget import Limits
     from launcher.config.discovery import resolve_agent
     from launcher.state import state_home
     from launcher.store.history import load_resumable
@@ -184,6 +186,9 @@ async def run_job(job: Job) -> RunStatus:
                     on_loop=control.attach,
                     history=history,
                     script=job.script,
+                    limits=Limits.from_mapping(job.limits),
+                    ceiling=Limits.from_mapping(job.ceiling),
+                    prices=config.prices,
                 )
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR

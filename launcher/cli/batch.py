@@ -10,11 +10,16 @@ import typer
 
 from launcher.cli.options import (
     ConfigDir,
+    IdleTimeout,
     Isolation,
+    MaxCost,
+    MaxTokens,
     ServersFrom,
+    Timeout,
     Verbose,
     Workspace,
     exit_with,
+    limits_json,
     load,
 )
 
@@ -44,6 +49,14 @@ def batch(
     workspace: Workspace = None,
     isolation: Isolation = None,
     verbose: Verbose = False,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
+    timeout: Timeout = None,
+    idle_timeout: IdleTimeout = None,
+    max_cost_total: Annotated[
+        float | None,
+        typer.Option("--max-cost-total", min=0.0, help="USD for the whole batch."),
+    ] = None,
 ) -> None:
     """Run one sub-agent per line of a tasks file; one result line per task as it ends."""
 
@@ -66,6 +79,11 @@ def batch(
             num_cpus=num_cpus,
             max_retries=max_retries,
             jobs=jobs,
+            limits={
+                k: v
+                for k, v in limits_json(max_tokens, max_cost, timeout, idle_timeout).items()
+                if v is not None
+            },
         )
         return run_batch_command(
             tasks,
@@ -74,6 +92,7 @@ def batch(
             engine=engine,
             options=options,
             retry_failed=retry_failed,
+            max_cost_total=max_cost_total,
         )
 
     exit_with(body, fast=True)
@@ -87,6 +106,7 @@ def run_batch_command(
     engine: str,
     options: Any,
     retry_failed: bool,
+    max_cost_total: float | None = None,
 ) -> int:
     """Exit 0 every task completed, 1 any failed (in this run or recorded in `out` from an
     earlier one), 2 a bad input line or an unusable `--out`."""
@@ -117,6 +137,7 @@ def run_batch_command(
                 skip=plan.skip,
                 failed_before=plan.failed_before,
                 on_change=bar,
+                max_cost_total=max_cost_total,
             )
             span.done(progress)
         return progress

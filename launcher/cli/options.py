@@ -60,6 +60,34 @@ Workspace = Annotated[
     ),
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, help="Tokens billed over the run, sub-agents included."),
+]
+MaxCost = Annotated[
+    float | None,
+    typer.Option("--max-cost", min=0.0, help="USD over the run, sub-agents included."),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.001, help="Wall-clock seconds from the session's start."),
+]
+IdleTimeout = Annotated[
+    float | None,
+    typer.Option("--idle-timeout", min=0.001, help="Seconds with no progress (default 600)."),
+]
+
+
+def limits_json(
+    max_tokens: int | None, max_cost: float | None, timeout: float | None, idle: float | None
+) -> dict[str, float | int | None]:
+    """The limit options as budget.py's field names (JSON: a job, the budget's Limits)."""
+    return {
+        "max_tokens": max_tokens,
+        "max_cost_usd": max_cost,
+        "timeout": timeout,
+        "idle_timeout": idle,
+    }
 
 
 def set_sandbox(value: str | None) -> str | None:

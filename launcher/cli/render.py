@@ -222,6 +222,11 @@ def print_batch_summary(progress: Any, out: TextIO = sys.stderr) -> None:
         out.write(f"batch: {task_id} failed: {_first_line(error)}\n")
     for task_id, error in progress.failed_before.items():
         out.write(f"batch: {task_id} failed in an earlier run: {_first_line(error)}\n")
+    if progress.not_started:
+        out.write(
+            f"batch: not started (--max-cost-total reached): {', '.join(progress.not_started)}; "
+            "a re-run runs them\n"
+        )
     failed = [*progress.failures, *progress.failed_before]
     if failed:
         out.write(f"batch: failed: {', '.join(failed)}\n")
@@ -254,7 +259,7 @@ def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -
     out.write(f"wrote {path}\n")
 
 
-LOG_COLUMNS = ("id", "agent", "status", "turns", "tokens", "age", "prompt")
+LOG_COLUMNS = ("id", "agent", "status", "turns", "tokens", "cost", "age", "prompt")
 COLLAPSED_LINES = 6
 """On a terminal, `log ID` shows this many lines of each tool result (the rest: a count)."""
 
@@ -306,6 +311,7 @@ def _indent(text: str, *, collapse: bool) -> str:
 
 
 USAGE_COLUMNS = (
+    ("AGENT", "agent"),
     ("MODEL", "model"),
     ("SESSIONS", "sessions"),
     ("TURNS", "turns"),
@@ -313,11 +319,12 @@ USAGE_COLUMNS = (
     ("OUTPUT", "output_tokens"),
     ("TOOL_CALLS", "tool_calls"),
     ("SECONDS", "duration_s"),
+    ("COST_USD", "cost_usd"),
 )
 
 
 def print_usage(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
-    """`subagent log --usage` for people: totals per model, in aligned columns."""
+    """`subagent log --usage` for people: totals per agent and model, in aligned columns."""
     cells = [[head for head, _ in USAGE_COLUMNS]] + [
         [str(r[key]) if r[key] not in (None, "") else "?" for _, key in USAGE_COLUMNS] for r in rows
     ]

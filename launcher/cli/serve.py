@@ -218,7 +218,6 @@ def run_serve(
     start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
-    scripted = tuple(d.resolve() for d in scripted_dirs)
 
     async def main() -> None:
         # The first spare imports on the other core while the SDK loads here (~1.5 s).
@@ -235,9 +234,10 @@ def run_serve(
             max_concurrent=max_concurrent,
             no_lock=no_lock,
             task_ttl_ms=round(task_ttl * 1000),
-            scripted_dirs=scripted,
+            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
             driver=driver,
             spares=spares,
+            config=config,
         )
         if listener is None:
             await runtime.serve_stdio(opts, face)

@@ -13,14 +13,19 @@ from typer.core import TyperCommand
 from launcher.cli.options import (
     ConfigDir,
     ExtOpt,
+    IdleTimeout,
     Isolation,
     JsonFlag,
+    MaxCost,
+    MaxTokens,
     NoLock,
     SandboxOpt,
     ServersFrom,
+    Timeout,
     Verbose,
     Workspace,
     exit_with,
+    limits_json,
     load,
 )
 
@@ -74,6 +79,10 @@ def spawn(
     ] = None,
     sandbox: SandboxOpt = None,
     isolation: Isolation = None,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
+    timeout: Timeout = None,
+    idle_timeout: IdleTimeout = None,
 ) -> None:
     """Run an agent on a prompt to its end."""
 
@@ -132,6 +141,7 @@ def spawn(
             no_lock=no_lock,
             history=history,
             isolation=isolation,
+            limits=limits_json(max_tokens, max_cost, timeout, idle_timeout),
         )
 
     exit_with(body, fast=True)
@@ -161,6 +171,7 @@ def run_spawn(
     no_lock: bool = False,
     history: StoredSession | None = None,
     isolation: str | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> int:
     """Run the agent to its end; exit 0 completed, 1 otherwise.
 
@@ -169,6 +180,7 @@ def run_spawn(
     """
     from launcher.assemble import assemble_session, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
+    from launcher.budget import Limits
     from launcher.cli.run import run_async
     from launcher.config.snapshot import snapshot_of
     from launcher.events import RunStatus, jsonl_sink
@@ -220,6 +232,8 @@ def run_spawn(
                 max_turns=max_turns,
                 base_url=base_url,
                 history=history,
+                limits=Limits.from_mapping(limits),
+                prices=config.prices,
             )
 
         status = run_async(main)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def agent_rows(config: Config) -> list[dict[str, Any]]:
     """One JSON-able row per agent (broken agent files included, with their error)."""
     # Imported here: `subagent log` loads this module and must not pay for config parsing.
+    from launcher.budget import Limits, limits_of, resolve_limits
     from launcher.config.sandbox_field import agent_sandbox
     from launcher.tools.sandbox import describe
     from launcher.toolset.scope import ToolScope
@@ -35,13 +36,15 @@ def agent_rows(config: Config) -> list[dict[str, Any]]:
                 "builtins": list(scope.builtin_names()),
                 "servers": list(scope.servers_to_start(servers)),
                 "selectors": [s.raw for s in spec.tools or () if s.kind in ("ext", "name")],
-                "disallowed_tools": [s.raw for s in spec.disallowed_tools],
+                "disallowed_tools": list(dict.fromkeys(s.raw for s in spec.disallowed_tools)),
                 "isolated": spec.isolated,
                 "extensions": spec.extensions
                 if isinstance(spec.extensions, bool)
                 else list(spec.extensions),
                 "memory": spec.memory,
                 "max_turns": spec.max_turns,
+                # What a run of it is held to when the request asks for nothing less.
+                "limits": resolve_limits(limits_of(spec), Limits())[0].as_dict(),
                 "sandbox": describe(agent_sandbox(spec, config.sandbox)),
                 "isolation": spec.isolation,
                 "background": spec.background,
@@ -152,6 +155,7 @@ def log_table_rows(
             "status": s["status"],
             "turns": str(s["turns"]),
             "tokens": str(s["input_tokens"] + s["output_tokens"]),
+            "cost": "-" if s.get("cost_usd") is None else f"{s['cost_usd']:.4f}",
             "age": age(now - s["started"]),
             "prompt": first_line(s["prompt"]),
             **({"match": match_line(s["match"])} if "match" in s else {}),

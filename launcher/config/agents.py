@@ -21,6 +21,12 @@ import yaml
 from launcher.config.dialect import Dialect, RawField, translate
 from launcher.config.dialect_pi import PI_FIELDS, SUBAGENT
 from launcher.config.expect import Expectations, parse_expectations
+from launcher.config.frontmatter import (
+    FRONTMATTER_FIRST_LINE,
+    excerpt,
+    read_fields,
+    split_frontmatter,
+)
 from launcher.config.hooks_field import HookSpec
 from launcher.config.sandbox_field import parse_sandbox
 from launcher.config.selectors import parse_selectors
@@ -36,9 +42,6 @@ from launcher.config.types import (
 )
 from launcher.errors import ConfigError
 
-_FENCE = "---"
-# Frontmatter YAML starts on the line after the opening fence.
-_FRONTMATTER_FIRST_LINE = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MEMORY_SCOPES: tuple[str, ...] = ("project", "local", "user")
 
@@ -68,77 +71,34 @@ def parse_agent_text(
 ) -> AgentSpec:
     """Parse agent file text; `path` names the file in errors and gives the default name."""
     path = Path(path)
-    frontmatter, body = _split_frontmatter(text.removeprefix("\ufeff"), path)
-    fields: dict[str, RawField] = {}
-    if frontmatter is not None:
-        fields = translate(dialect, _parse_frontmatter(frontmatter, path), path, warnings)
-    return _build_spec(fields, body.strip(), path, dialect)
-
-
-def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != _FENCE:
-        return None, text
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == _FENCE:
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise ConfigError("frontmatter opened with '---' is never closed", path=path, line=1)
+    try:
+        frontmatter, body, _ = split_frontmatter(text, path)
+        fields: dict[str, RawField] = {}
+        if frontmatter is not None:
+            fields = translate(dialect, _parse_frontmatter(frontmatter, path), path, warnings)
+        return _build_spec(fields, body.strip(), path, dialect)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        # Fail closed: input the readers did not foresee refuses this file (a warning in
+        # discovery), never a traceback that stops every command and `serve`.
+        raise ConfigError(
+            f"cannot be read ({type(exc).__name__}: {excerpt(str(exc), 80)})", path=path
+        ) from exc
 
 
 def _parse_frontmatter(frontmatter: str, path: Path) -> dict[str, RawField]:
     """Every frontmatter entry with the file line of its key (nested blocks such as
     `expect:` keep their node, to name their own lines)."""
-    try:
-        # The reader checks characters on construction: a control byte raises here.
-        loader = yaml.SafeLoader(frontmatter)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, path) from exc
-    try:
-        root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, path) from exc
-    except RecursionError as exc:
-        # PyYAML composes and constructs recursively: a deep `[[[[...` exhausts the stack.
-        raise ConfigError(
-            "frontmatter is nested too deeply", path=path, line=_FRONTMATTER_FIRST_LINE
-        ) from exc
-    except ValueError as exc:
-        # The constructor's own int()/date parsing: a 5000-digit number, a bad timestamp.
-        raise ConfigError(
-            f"invalid YAML value in frontmatter: {exc}", path=path, line=_FRONTMATTER_FIRST_LINE
-        ) from exc
-    finally:
-        loader.dispose()
-    if data is None:
-        return {}
-    if not isinstance(root, yaml.MappingNode) or not isinstance(data, dict):
-        raise ConfigError(
-            "frontmatter must be a mapping of field: value",
-            path=path,
-            line=_FRONTMATTER_FIRST_LINE,
-        )
-    fields: dict[str, RawField] = {}
-    for key_node, value_node in root.value:
-        line = key_node.start_mark.line + _FRONTMATTER_FIRST_LINE
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise ConfigError("field names must be plain words", path=path, line=line)
-        key = key_node.value
-        if key in fields:
-            raise ConfigError("duplicate field", path=path, line=line, field=key)
-        fields[key] = RawField(data[key], line, value_node)
-    return fields
+    return {
+        entry.key: RawField(entry.value, entry.line, entry.node)
+        for entry in read_fields(frontmatter, path)
+    }
 
 
-def _yaml_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
-    mark = getattr(exc, "problem_mark", None)
-    line = mark.line + _FRONTMATTER_FIRST_LINE if mark is not None else None
-    problem = getattr(exc, "problem", None) or str(exc)
-    message = f"invalid YAML in frontmatter: {problem}"
-    if "alias" in f"{getattr(exc, 'context', '')} {problem}":
-        # `tools: *` is the usual cause: a bare `*` is YAML alias syntax.
-        message += ' (quote a bare *, e.g. tools: "*")'
-    return ConfigError(message, path=path, line=line)
+def _nothing(tools: tuple[Selector, ...] | None) -> bool:
+    """Whether a `tools` field that was given names no tool at all (`[]`, `""`, `none`)."""
+    return tools is not None and all(selector.kind == "none" for selector in tools)
 
 
 def _build_spec(
@@ -171,7 +131,9 @@ def _build_spec(
         provider, colon, model_id = spec.partition(":")
         if not colon or not provider or not model_id:
             raise error(
-                f"expected PROVIDER:MODEL (e.g. openai:gpt-4.1-mini), got '{spec}'", key, line
+                f"expected PROVIDER:MODEL (e.g. openai:gpt-4.1-mini), got '{excerpt(spec)}'",
+                key,
+                line,
             )
         if provider == "scripted":
             # Relative to the agent file, as check files' scripts are: the same agent
@@ -197,18 +159,22 @@ def _build_spec(
 
     def flag(value: object, key: str, line: int) -> bool:
         if not isinstance(value, bool):
-            raise error(f"expected true or false, got '{value}'", key, line)
+            raise error(f"expected true or false, got '{excerpt(value)}'", key, line)
         return value
 
     def memory(value: object, key: str, line: int) -> str:
         if value not in _MEMORY_SCOPES:
-            raise error(f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{value}'", key, line)
+            raise error(
+                f"expected one of {', '.join(_MEMORY_SCOPES)}, got '{excerpt(value)}'", key, line
+            )
         return value
 
     def isolation(value: object, key: str, line: int) -> str:
         # An isolation we cannot provide would run the agent in the user's checkout.
         if value not in ISOLATION_MODES:
-            raise error(f"expected {' or '.join(ISOLATION_MODES)}, got '{value}'", key, line)
+            raise error(
+                f"expected {' or '.join(ISOLATION_MODES)}, got '{excerpt(value)}'", key, line
+            )
         return str(value)
 
     def subagents(value: object, key: str, line: int) -> tuple[str, ...]:
@@ -228,13 +194,20 @@ def _build_spec(
 
     def depth(value: object, key: str, line: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise error(f"expected a non-negative integer, got '{value}'", key, line)
+            raise error(f"expected a non-negative integer, got '{excerpt(value)}'", key, line)
         return value
 
     def positive_int(value: object, key: str, line: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise error(f"expected a positive integer, got '{value}'", key, line)
+            raise error(f"expected a positive integer, got '{excerpt(value)}'", key, line)
         return value
+
+    def positive_number(value: object, key: str, line: int) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise error(f"expected a positive number, got '{value}'", key, line)
+        if value == float("inf"):
+            raise error("expected a finite number", key, line)
+        return float(value)
 
     def servers(value: object, key: str, line: int) -> tuple[ServerSpec, ...]:
         return tuple(cast(ServerSpec, spec) for spec in cast(tuple[object, ...], value))
@@ -248,7 +221,7 @@ def _build_spec(
         if item is None or item.value is None or not isinstance(item.node, yaml.Node):
             return None
         return parse_expectations(
-            item.node, item.value, path=path, line_offset=_FRONTMATTER_FIRST_LINE
+            item.node, item.value, path=path, line_offset=FRONTMATTER_FIRST_LINE
         )[0]
 
     def sandbox(value: object, key: str, line: int) -> SandboxSettings:
@@ -258,13 +231,18 @@ def _build_spec(
         return parse_tool_search(value, path=path, line=line)
 
     extensions_value = get("extensions", extensions)
+    tools_value = cast(tuple[Selector, ...] | None, get("tools", selectors))
+    if extensions_value is None and _nothing(tools_value):
+        # `tools: []`, `""` or `none` with no `extensions` list: nothing, in every dialect
+        # (Claude Code's meaning), never "every server's tools".
+        extensions_value = False
     excluded = cast(tuple[str, ...], get("exclude_extensions", names) or ())
     enabled = get("enabled", flag)
     return AgentSpec(
         name=cast(str | None, get("name", name)) or path.stem,
         description=cast(str | None, get("description", text)) or "",
         model=cast(str | None, get("model", model)),
-        tools=cast(tuple[Selector, ...] | None, get("tools", selectors)),
+        tools=tools_value,
         extensions=True
         if extensions_value is None
         else cast(bool | tuple[str, ...], extensions_value),
@@ -274,6 +252,10 @@ def _build_spec(
         isolated=bool(get("isolated", flag)),
         memory=cast(MemoryScope | None, get("memory", memory)),
         max_turns=cast(int | None, get("max_turns", positive_int)),
+        max_tokens=cast(int | None, get("max_tokens", positive_int)),
+        max_cost_usd=cast(float | None, get("max_cost_usd", positive_number)),
+        timeout=cast(float | None, get("timeout", positive_number)),
+        idle_timeout=cast(float | None, get("idle_timeout", positive_number)),
         allowed_subagents=cast(tuple[str, ...], get("allowed_subagents", subagents) or ()),
         max_depth=cast(
             int, get("max_depth", depth) if "max_depth" in fields else DEFAULT_MAX_DEPTH

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from launcher.config.frontmatter import excerpt
 from launcher.errors import ConfigError
 
 
@@ -85,8 +86,27 @@ def translate(
     ignored: list[str] = []
     for key, raw in entries.items():
         rule = dialect.fields.get(key)
+        if rule is None and not (key.isascii() and key.isprintable()):
+            # `tооls` with a Cyrillic o, `to\u200bols`: a look-alike we cannot tell from a
+            # restriction field. No field of any dialect is spelt outside printable ASCII.
+            raise ConfigError(
+                f"field name '{excerpt(key)}' has characters outside printable ASCII: refused, "
+                "since it may be a look-alike of a field that narrows the agent",
+                path=path,
+                line=raw.line,
+            )
+        if rule is None and (like := looks_like_restriction(key)) is not None:
+            raise ConfigError(
+                f"'{excerpt(key)}' looks like a restriction field ('{like}') but {dialect.name} "
+                f"agent files have no such field: refused, since without it the agent would "
+                f"run wider{_hint(key, dialect)}",
+                path=path,
+                line=raw.line,
+            )
         if rule is None:
-            notes.append(f"{path}:{raw.line}: unknown field '{key}' ignored{_hint(key, dialect)}")
+            notes.append(
+                f"{path}:{raw.line}: unknown field '{excerpt(key)}' ignored{_hint(key, dialect)}"
+            )
             continue
         action = _action(rule, raw.value)
         if action is Action.REFUSED:
@@ -115,6 +135,71 @@ def translate(
             f"here, ignored: {', '.join(ignored)}"
         )
     return ours
+
+
+RESTRICTION_WORDS: tuple[str, ...] = (
+    "tools",
+    "tool",
+    "disallowedtools",
+    "allowedtools",
+    "disabledtools",
+    "enabledtools",
+    "excludetools",
+    "excludedtools",
+    "includetools",
+    "deniedtools",
+    "denytools",
+    "blockedtools",
+    "extensions",
+    "inheritextensions",
+    "excludeextensions",
+    "mcpservers",
+    "isolated",
+    "isolation",
+    "sandbox",
+    "permissionmode",
+    "permissions",
+    "hooks",
+    "allowedsubagents",
+    "maxdepth",
+    "maxturns",
+    "enabled",
+    "disabled",
+)
+"""Fields that narrow an agent in some dialect (ours, pi's, Claude Code's, Codex's, Gemini's,
+opencode's), with `_`, `-` and case dropped. A field a dialect does not have that is one
+of these, or a near miss of one, refuses the agent: it was meant to narrow it."""
+_NEAR_MISS_SHORT = 1
+"""Edits that make a near miss of a short restriction field (`tool`, `hooks`)."""
+_NEAR_MISS_LONG = 2
+"""Edits that make a near miss of a field of more than six letters (`disalowedTools`)."""
+
+
+def looks_like_restriction(key: str) -> str | None:
+    """The restriction field `key` spells or nearly spells (any case, `_` or `-`), or None."""
+    normal = re.sub(r"[\s_\-.]", "", key).lower()
+    if normal in RESTRICTION_WORDS:
+        return normal
+    for word in RESTRICTION_WORDS:
+        limit = _NEAR_MISS_SHORT if len(word) <= 6 else _NEAR_MISS_LONG
+        if abs(len(word) - len(normal)) <= limit and _edits(normal, word) <= limit:
+            return word
+    return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance with adjacent swaps (both strings short: bounded by the caller)."""
+    previous: list[int] = list(range(len(b) + 1))
+    before: list[int] = previous
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
+    return previous[-1]
 
 
 def _merge(ours: dict[str, RawField], target: str, new: RawField) -> None:
@@ -158,7 +243,7 @@ def _refusal(rule: FieldRule, value: object, dialect: Dialect) -> str:
     reason = rule.refusal or rule.note or "cannot be honoured here"
     if rule.values is not None:
         return (
-            f"'{value}' cannot be honoured here, and without it the agent would run "
+            f"'{excerpt(value)}' cannot be honoured here, and without it the agent would run "
             f"wider: refused ({reason})"
         )
     return f"{dialect.name} field refused: {reason}"

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import cast
 
 from launcher.config.dialect import Action, Dialect, FieldRule
+from launcher.config.frontmatter import excerpt
 from launcher.config.hooks_field import parse_hooks
+from launcher.config.selectors import KNOWN_BUILTINS
 from launcher.config.servers import parse_server_entry
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
@@ -43,7 +45,9 @@ MODEL_ALIASES: Mapping[str, str] = {
 """Claude Code's model aliases; `SUBAGENT_MODEL_<ALIAS>` (e.g. SUBAGENT_MODEL_SONNET) overrides."""
 ALIAS_ENV_PREFIX = "SUBAGENT_MODEL_"
 
-_RULE = re.compile(r"^(\w+)\((.*)\)$")
+_ANY_RULE = re.compile(r"^([^()]+)\((.*)\)$", re.S)
+"""A permission rule, `Tool(specifier)`: finer than a tool, which is all we can enforce."""
+_CLAUDE_LOWER: Mapping[str, str] = {name.lower(): name for name in TOOL_NAMES}
 
 
 def _names(value: object) -> list[str]:
@@ -60,7 +64,9 @@ def mcp_selector(name: str) -> str:
     rest = name[len(MCP_PREFIX) :]
     server, sep, tool = rest.partition("__")
     if not server:
-        raise ValueError(f"'{name}' names no server (expected mcp__SERVER or mcp__SERVER__TOOL)")
+        raise ValueError(
+            f"'{excerpt(name)}' names no server (expected mcp__SERVER or mcp__SERVER__TOOL)"
+        )
     if any(ch in server for ch in "*?["):
         return f"{server}__{tool or '*'}"
     return f"ext:{server}/{tool}" if sep and tool else f"ext:{server}"
@@ -70,19 +76,27 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     ours: list[str] = []
     unknown: list[str] = []
     for name in _names(value):
+        if _ANY_RULE.match(name):
+            raise ValueError(
+                f"'{excerpt(name)}' allows a tool for some uses only, which cannot be honoured "
+                "here (it would allow every use); list the tool bare or leave it out"
+            )
         if name.startswith(MCP_PREFIX):
+            rest = name[len(MCP_PREFIX) :]
+            if rest.endswith("__"):
+                raise ValueError(
+                    f"'{excerpt(name)}' names no tool (mcp__SERVER is the whole server, "
+                    "mcp__SERVER__TOOL one tool): it cannot be honoured exactly"
+                )
             ours.append(mcp_selector(name))
         elif name in TOOL_NAMES:
             ours.append(TOOL_NAMES[name])
-        elif (match := _RULE.match(name)) and match.group(1) in TOOL_NAMES:
-            raise ValueError(
-                f"'{name}' allows a tool for some uses only, which cannot be honoured here "
-                "(it would allow every use); list the tool bare or leave it out"
-            )
         else:
             unknown.append(name)
     if unknown:
-        notes.append(f"tools not available here, left out: {', '.join(unknown)}")
+        shown = ", ".join(excerpt(name) for name in unknown[:20])
+        more = f" and {len(unknown) - 20} more" if len(unknown) > 20 else ""
+        notes.append(f"tools not available here, left out: {shown}{more}")
     has_mcp = any(item.startswith("ext:") or "__" in item for item in ours)
     # An allowlist that kept nothing allows nothing (never "field omitted" = everything).
     result: dict[str, object] = {"tools": ours or ["none"]}
@@ -92,16 +106,32 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
 
 
 def _disallowed(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
+    """Every deny entry kept, in a spelling `deny_selectors` reads; a rule (`Bash(rm:*)`,
+    `mcp__S__T(x)`) denies the whole tool; a name that is no tool here is said once."""
     ours: list[str] = []
+    nothing: list[str] = []
     for name in _names(value):
-        if name.startswith(MCP_PREFIX):
-            ours.append(mcp_selector(name))
-        elif name in TOOL_NAMES:
-            ours.append(TOOL_NAMES[name])
-        elif (match := _RULE.match(name)) and match.group(1) in TOOL_NAMES:
-            # Denying some uses cannot be honoured: deny them all (narrower, never wider).
-            ours.append(TOOL_NAMES[match.group(1)])
-            notes.append(f"disallowedTools '{name}': the whole {match.group(1)} tool is denied")
+        rule = _ANY_RULE.match(name)
+        base = rule.group(1).strip() if rule else name
+        lowered = base.lower()
+        if rule:
+            notes.append(
+                f"disallowedTools '{excerpt(name)}': the whole {excerpt(base)} tool is denied"
+            )
+        if lowered in _CLAUDE_LOWER:
+            ours.append(TOOL_NAMES[_CLAUDE_LOWER[lowered]])
+        elif (
+            lowered.startswith((MCP_PREFIX, "ext:"))
+            or "__" in base
+            or lowered in ("*", "all")
+            or lowered in KNOWN_BUILTINS
+        ):
+            ours.append(base)
+        elif base not in nothing:
+            nothing.append(base)
+    if nothing:
+        shown = ", ".join(excerpt(name) for name in nothing[:20])
+        notes.append(f"no tool here is named {shown}: nothing to deny")
     return {"disallowed_tools": ours}
 
 
@@ -166,13 +196,16 @@ _FIELDS: dict[str, FieldRule] = {
         M,
         "tools",
         "Read, Write, Edit, MultiEdit, Bash, Grep, Glob, LS -> built-ins; mcp__S__T, mcp__S, "
-        "globs -> ext: selectors; no mcp__ entry = no server starts; others warned, left out",
+        "globs -> ext: selectors; no mcp__ entry = no server starts; [], empty, none = nothing; "
+        "Tool(rule), mcp__S__ refuse; others warned, left out",
         _tools,
     ),
     "disallowedTools": FieldRule(
         M,
         "disallowed_tools",
-        "as tools; always wins; Tool(rule) denies the whole tool",
+        "always wins; any case; mcp__S__T (S as exposed: gh.stub is gh_stub), mcp__S, "
+        "ext:S/T, S__T, built-ins; Tool(rule) denies the whole tool; a name that is no tool "
+        "here is said once",
         _disallowed,
     ),
     "model": FieldRule(

@@ -23,13 +23,18 @@ _FIELDS: dict[str, FieldRule] = {
     "display_name": _honoured("shown by `subagent agents` next to the id"),
     "model": _honoured("PROVIDER:MODEL or scripted:PATH (relative to the agent file)"),
     "thinking": FieldRule(IGN, note="no model provider here takes a thinking level yet"),
-    "tools": _honoured("built-ins, *, none, ext:SERVER[/TOOL]"),
+    "tools": _honoured(
+        "built-ins, *, none, ext:SERVER[/TOOL]; [], empty or none with no extensions list = nothing"
+    ),
     "extensions": _honoured("true, false, or the servers that may start"),
     "inherit_extensions": FieldRule(M, target="extensions", note="pi's older name of `extensions`"),
     "exclude_extensions": _honoured(
         "servers removed even when an ext: selector names them (a disallowed ext:SERVER)"
     ),
-    "disallowed_tools": _honoured("always wins; a bare name denies that tool on every server"),
+    "disallowed_tools": _honoured(
+        "always wins; any case; ext:S/T, S__T, mcp__S__T (S raw or as exposed); a bare name, "
+        "a built-in's too, denies that tool on every server"
+    ),
     "isolated": _honoured("built-ins only; no server ever starts"),
     "isolation": _honoured("`worktree`: the run works in a fresh git worktree"),
     "sandbox": _honoured(
@@ -40,6 +45,10 @@ _FIELDS: dict[str, FieldRule] = {
     ),
     "memory": _honoured("project, local or user: memory tools"),
     "max_turns": _honoured("turn limit"),
+    "max_tokens": _honoured("tokens billed over the run, nested sub-agents included"),
+    "max_cost_usd": _honoured("USD over the run, nested sub-agents included"),
+    "timeout": _honoured("wall-clock seconds from the session's start"),
+    "idle_timeout": _honoured("seconds with no progress (default 600)"),
     "run_in_background": FieldRule(
         M, target="background", note="serve's default `background` for this agent"
     ),

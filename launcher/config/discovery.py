@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from launcher.config.claude_settings import (
 from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
 from launcher.config.dialect_pi import PI, SUBAGENT
+from launcher.config.frontmatter import claimed_name
 from launcher.config.hosts import (
     PROJECT_HOST_FILES,
     add_host_servers,
@@ -29,12 +31,16 @@ from launcher.config.hosts import (
     servers_from,
 )
 from launcher.config.lockfile import lock_path
+from launcher.config.places import folder_dialect
+from launcher.config.prices_field import read_config_prices
 from launcher.config.sandbox_field import read_config_default
+from launcher.config.selectors import selector_servers
 from launcher.config.servers import read_server_file
 from launcher.config.tool_search_field import ToolSearch
 from launcher.config.tool_search_field import read_config_default as read_tool_search
-from launcher.config.types import AgentSpec, Config, SandboxSettings, ServerSpec
+from launcher.config.types import AgentSpec, Config, ModelPrice, SandboxSettings, ServerSpec
 from launcher.errors import ConfigError, UsageError
+from launcher.toolset.naming import sanitize
 
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 """Environment variable naming a hermetic config directory (like `--config-dir`)."""
@@ -65,6 +71,7 @@ class _Collector:
     warnings: list[str] = field(default_factory=list)
     sandbox: SandboxSettings | None = None
     tool_search: ToolSearch | None = None
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
 
     def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
         if not _present(directory, stat.S_ISDIR, "a directory"):
@@ -75,8 +82,11 @@ class _Collector:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
                 self.warnings.append(f"agent file skipped: {exc}")
-                if not self._claimed(path.stem):
-                    self.broken[path.stem] = str(exc)
+                # The file's own `name:` too, when that line reads: a wider agent of that
+                # name found later must not run in its place.
+                for claimed in dict.fromkeys((path.stem, claimed_name(path))):
+                    if claimed is not None and not self._claimed(claimed):
+                        self.broken[claimed] = str(exc)
                 continue
             if spec.name in seen_here:
                 self.warnings.append(
@@ -110,6 +120,8 @@ class _Collector:
                 self.sandbox = read_config_default(path)
             if self.tool_search is None:
                 self.tool_search = read_tool_search(path)
+            for model, price in read_config_prices(path).items():
+                self.prices.setdefault(model, price)  # the first definition wins
         self.warnings.extend(warnings)
         for name, spec in servers.items():
             self.servers.setdefault(name, spec)
@@ -148,6 +160,7 @@ class _Collector:
             broken_agents=self.broken,
             sandbox=self.sandbox,
             tool_search=self.tool_search,
+            prices=self.prices,
         )
 
 
@@ -188,7 +201,7 @@ def load_config(
         config_dir = cwd / config_dir.expanduser()
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
-        hosts += _add_config_dir(collector, config_dir, env)
+        hosts += _add_config_dir(collector, config_dir, env, dialect_at(config_dir))
         # Hermetic: a project's own `.claude/` settings only, never the user's.
         project = config_dir.parent if config_dir.name == SETTINGS_DIR else None
         collector.apply_claude(read_claude_settings(settings_files(project, None), project))
@@ -213,10 +226,26 @@ def load_config(
 
 
 def _add_config_dir(
-    collector: _Collector, directory: Path, env: Mapping[str, str]
+    collector: _Collector, directory: Path, env: Mapping[str, str], dialect: Dialect = SUBAGENT
 ) -> tuple[str, ...]:
-    collector.add_agent_dir(directory / "agents")
+    collector.add_agent_dir(directory / "agents", dialect)
     return collector.add_servers(directory / "mcp.json", env)
+
+
+DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (SUBAGENT, CLAUDE, PI)}
+"""Every dialect with a reader, by the name `folder_dialect` gives."""
+
+
+def dialect_at(directory: Path) -> Dialect:
+    """The dialect of the agent files under `directory`, by place (config/places.py);
+    ConfigError for a tool's folder whose agent files have no reader here."""
+    name = folder_dialect(directory) or SUBAGENT.name
+    if name not in DIALECTS:
+        raise ConfigError(
+            f"{name} agent files are not read here yet: their fields would be misread",
+            path=directory,
+        )
+    return DIALECTS[name]
 
 
 def builtin_agents() -> list[AgentSpec]:
@@ -254,24 +283,34 @@ def check_ext_names(config: Config, names: Iterable[str]) -> None:
 def _unknown_server_warnings(
     agents: Mapping[str, AgentSpec], servers: Mapping[str, ServerSpec]
 ) -> list[str]:
-    warnings = []
+    warnings: list[str] = []
     for spec in agents.values():
         where = str(spec.source) if spec.source is not None else "built-in"
-        own = {server.name for server in spec.servers}
+        known = [*servers, *(server.name for server in spec.servers)]
+        said: set[str] = set()
         for selector in (*(spec.tools or ()), *spec.disallowed_tools):
-            if (
-                selector.kind == "ext"
-                and selector.server not in servers
-                and selector.server not in own
-            ):
-                warnings.append(
-                    f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
-                )
+            patterns = selector_servers(selector)
+            if not patterns or selector.raw in said or _names_a_server(patterns, known):
+                continue
+            said.add(selector.raw)  # one entry, read as several selectors, is said once
+            warnings.append(
+                f"{where}: agent '{spec.name}': '{selector.raw}' names no configured server"
+            )
         if isinstance(spec.extensions, tuple):
             for server in spec.extensions:
-                if server not in servers and server not in own:
+                if server not in known:
                     warnings.append(
                         f"{where}: agent '{spec.name}': extensions entry '{server}' "
                         "names no configured server"
                     )
     return warnings
+
+
+def _names_a_server(patterns: Iterable[str], servers: Iterable[str]) -> bool:
+    """Whether a server part names a server, as configured or as exposed names spell it."""
+    names = [(server, sanitize(server)) for server in servers]
+    return any(
+        pattern in pair or any(fnmatchcase(name, pattern) for name in pair)
+        for pattern in patterns
+        for pair in names
+    )

@@ -120,8 +120,9 @@ def parse_servers_data(
     if key == "mcpServers":
         hosts = _hosts(data.get(SERVERS_FROM_KEY), path, text)
         for name in data:
-            # sandbox, tool_search: config/sandbox_field.py, config/tool_search_field.py
-            if name not in (key, SERVERS_FROM_KEY, "sandbox", "tool_search"):
+            # sandbox, tool_search, prices: config/sandbox_field.py, tool_search_field.py,
+            # prices_field.py
+            if name not in (key, SERVERS_FROM_KEY, "sandbox", "tool_search", "prices"):
                 warnings.append(f"{path}: unknown top-level field '{name}' ignored")
     parser = _ServerParser(path, text, env, warnings, key, literals)
     servers: dict[str, ServerSpec] = {}

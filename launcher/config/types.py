@@ -83,6 +83,13 @@ class AgentSpec:
     isolated: bool = False
     memory: MemoryScope | None = None
     max_turns: int | None = None
+    max_tokens: int | None = None
+    """Tokens billed over the whole run, nested sub-agents included (launcher/budget.py)."""
+    max_cost_usd: float | None = None
+    timeout: float | None = None
+    """Wall-clock seconds from the session's start, servers' start-up included."""
+    idle_timeout: float | None = None
+    """Seconds with no progress; None: the default (budget.py DEFAULT_IDLE_TIMEOUT_S)."""
     allowed_subagents: tuple[str, ...] = ()
     max_depth: int = DEFAULT_MAX_DEPTH
     isolation: str | None = None
@@ -163,6 +170,18 @@ class ServerSpec:
 
 
 @dataclass(frozen=True)
+class ModelPrice:
+    """A model's price in USD per million tokens (`"prices"` in `mcp.json`)."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float | None = None
+    """None: cache reads cost what input does."""
+    cache_write: float | None = None
+    """None: cache writes cost what input does."""
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything discovery found: agents and servers by name, plus warnings."""
 
@@ -176,3 +195,5 @@ class Config:
     """The default `sandbox:` of agents that omit it (`"sandbox"` in a config's mcp.json)."""
     tool_search: int | Literal["off"] | None = None
     """The default `tool_search:` of agents that omit it (`"tool_search"` in mcp.json)."""
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
+    """Per-model price overrides, `PROVIDER:MODEL` or a bare model id (`"prices"` in mcp.json)."""

@@ -29,6 +29,8 @@ class BatchTask:
     model: str | None = None
     workspace: str | None = None
     isolation: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    """The task's own limits (`max_tokens`, ...): over the batch's options."""
 
     def job(self, options: EngineOptions) -> Job:
         """The worker job for this task (its own workspace, model and isolation win over
@@ -44,6 +46,7 @@ class BatchTask:
             isolation=self.isolation or options.isolation,
             label=self.id,
             trace_link=traces().carrier(),  # the batch's span, current in its task
+            limits={**options.limits, **{k: v for k, v in self.limits.items() if v is not None}},
         )
 
 
@@ -128,3 +131,5 @@ class EngineOptions:
     """`--isolation`: the default for tasks that do not name their own."""
     verbose: bool = False
     """`--verbose`: the engine's own log lines (Ray's) on the terminal, not in a file."""
+    limits: dict[str, Any] = field(default_factory=dict)
+    """`--max-tokens`, `--max-cost`, `--timeout`, `--idle-timeout`: tasks' defaults."""

@@ -12,6 +12,7 @@ from typing import TextIO
 
 import anyio
 
+from launcher.budget import Spend
 from launcher.engines.base import BatchTask, Engine, TaskEnd
 from launcher.engines.tasks import BadLine, drop_results, finished, read_tasks
 from launcher.events import RunStatus
@@ -31,6 +32,10 @@ class BatchProgress:
     """id -> error of every task that failed in this run."""
     failed_before: dict[str, str] = field(default_factory=dict)
     """id -> error of tasks whose recorded result is a failure and that did not run again."""
+    cost_usd: float = 0.0
+    """What the tasks that ended in this run cost (their `usage.total.cost_usd`)."""
+    not_started: list[str] = field(default_factory=list)
+    """Ids given a `skipped` line: the batch's cost limit was reached before they started."""
 
     @property
     def done(self) -> int:
@@ -42,10 +47,11 @@ class BatchProgress:
         return self.done / elapsed if elapsed > 0 else 0.0
 
     def exit_code(self) -> int:
-        """0 every task completed, 1 any failed (now or in a recorded result), 2 a bad line."""
+        """0 every task completed, 1 any failed or was not started (now or in a recorded
+        result), 2 a bad line."""
         if self.bad:
             return 2
-        return 1 if self.failed or self.failed_before else 0
+        return 1 if self.failed or self.failed_before or self.not_started else 0
 
 
 async def run_batch(
@@ -57,12 +63,14 @@ async def run_batch(
     skip: set[str],
     failed_before: dict[str, str] | None = None,
     on_change: Callable[[BatchProgress], None] | None = None,
+    max_cost_total: float | None = None,
 ) -> BatchProgress:
     """Run every task of `tasks_path` not in `skip`, at most `jobs` at once.
 
     Input is read as slots free up and results are written as tasks end, so memory stays
     flat however long the file is. `failed_before` (id -> error): recorded failures kept
-    from an earlier run, which still make the batch's exit status 1.
+    from an earlier run, which still make the batch's exit status 1. Once the tasks that
+    ended cost `max_cost_total` (USD), no task starts: each left gets a `skipped` line.
     """
     progress = BatchProgress(failed_before=dict(failed_before or {}))
     notify = on_change or (lambda _: None)
@@ -76,8 +84,8 @@ async def run_batch(
                 end = TaskEnd(
                     id=task.id, status=RunStatus.ERROR, error=f"{type(exc).__name__}: {exc}"
                 )
-            out.write(json.dumps(end.to_dict(), ensure_ascii=False) + "\n")
-            out.flush()
+            write(end)
+            progress.cost_usd += Spend.from_usage(end.usage).cost_usd or 0.0
             if end.status.ok:
                 progress.completed += 1
             else:
@@ -87,6 +95,19 @@ async def run_batch(
             progress.running -= 1
             slots.release()
             notify(progress)
+
+    def write(end: TaskEnd) -> None:
+        out.write(json.dumps(end.to_dict(), ensure_ascii=False) + "\n")
+        out.flush()
+
+    def spent() -> str | None:
+        """Why no more task starts, once the batch's cost limit is reached."""
+        if max_cost_total is None or progress.cost_usd < max_cost_total:
+            return None
+        return (
+            f"not started: the batch's --max-cost-total ${max_cost_total:g} was reached "
+            f"(${progress.cost_usd:.6f} spent)"
+        )
 
     def runnable() -> Iterator[BatchTask]:
         for item in read_tasks(tasks_path):
@@ -118,6 +139,13 @@ async def run_batch(
             task = ahead.popleft()
             started += 1
             await slots.acquire()
+            reason = spent()
+            if reason is not None:
+                slots.release()
+                write(TaskEnd(id=task.id, status=RunStatus.SKIPPED, error=reason))
+                progress.not_started.append(task.id)
+                notify(progress)
+                continue
             progress.running += 1
             notify(progress)
             tg.start_soon(one, task, name=f"task:{task.id}")
@@ -141,6 +169,10 @@ def plan_rerun(results: Path | None, *, retry_failed: bool) -> RerunPlan:
     if results is None:
         return RerunPlan()
     done = finished(results)
+    # A task the batch's cost limit kept from starting runs when the batch runs again.
+    unstarted = {i for i, r in done.items() if r.status is RunStatus.SKIPPED}
+    drop_results(results, unstarted)
+    done = {i: r for i, r in done.items() if i not in unstarted}
     failed = {i: r.error or f"ended {r.status}" for i, r in done.items() if not r.status.ok}
     if retry_failed:
         drop_results(results, set(failed))

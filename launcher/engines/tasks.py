@@ -19,7 +19,10 @@ from launcher.config.types import ISOLATION_MODES
 from launcher.engines.base import BatchTask
 from launcher.events import RunStatus
 
-FIELDS = frozenset({"id", "prompt", "agent", "ext", "model", "workspace", "isolation"})
+LIMIT_FIELDS = ("max_tokens", "max_cost_usd", "timeout", "idle_timeout")
+FIELDS = frozenset(
+    {"id", "prompt", "agent", "ext", "model", "workspace", "isolation", *LIMIT_FIELDS}
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,16 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
         return BadLine(
             line, f"field 'isolation' must be {' or '.join(ISOLATION_MODES)}, got {isolation!r}"
         )
+    for key in LIMIT_FIELDS:
+        value = data.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+        ):
+            return BadLine(line, f"field '{key}' must be a positive number")
+    if data.get("max_tokens") is not None and not isinstance(data["max_tokens"], int):
+        return BadLine(line, "field 'max_tokens' must be a whole number")
     return BatchTask(
+        limits={k: data[k] for k in LIMIT_FIELDS if data.get(k) is not None},
         id=str(task_id),
         prompt=prompt,
         line=line,

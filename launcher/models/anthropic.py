@@ -174,14 +174,20 @@ def _usage(raw: Any, previous: Usage) -> Usage:
     if not isinstance(raw, dict):
         return previous
     input_tokens = previous.input_tokens
+    read, written = previous.cache_read_tokens, previous.cache_write_tokens
     if raw.get("input_tokens") is not None:
-        input_tokens = int(raw["input_tokens"])
-        input_tokens += int(raw.get("cache_creation_input_tokens") or 0)
-        input_tokens += int(raw.get("cache_read_input_tokens") or 0)
+        written = int(raw.get("cache_creation_input_tokens") or 0)
+        read = int(raw.get("cache_read_input_tokens") or 0)
+        input_tokens = int(raw["input_tokens"]) + written + read
     output_tokens = previous.output_tokens
     if raw.get("output_tokens") is not None:
         output_tokens = int(raw["output_tokens"])
-    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
 
 
 def _response(blocks: dict[int, _Block], usage: Usage) -> ModelResponse:

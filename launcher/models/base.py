@@ -37,8 +37,13 @@ class Message:
 
 @dataclass
 class Usage:
+    """A reply's tokens as billed: `input_tokens` counts every prompt token once, cached
+    ones included (`cache_read_tokens` read from, `cache_write_tokens` written to a cache)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass

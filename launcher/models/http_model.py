@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
@@ -48,6 +49,18 @@ class HttpModel:
         if self._wire is None or self._wire[0] is not tools:
             self._wire = (tools, convert(tools))
         return self._wire[1]
+
+    def stall_after(self, seconds: float) -> None:
+        """A stream silent this long (the run's idle_timeout) is cut and asked again under
+        the retry rules; never longer than the default read timeout."""
+        timeout = self._retry.timeout
+        read = min(seconds, timeout.read if timeout.read is not None else seconds)
+        self._retry = dataclasses.replace(
+            self._retry,
+            timeout=httpx2.Timeout(
+                connect=timeout.connect, read=read, write=timeout.write, pool=timeout.pool
+            ),
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client if this model created it."""

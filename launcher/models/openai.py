@@ -127,10 +127,7 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
             message = chunk["error"].get("message", event.data)
             raise ModelError(f"{PROVIDER}: error in stream: {message}")
         if isinstance(chunk.get("usage"), dict):
-            usage = Usage(
-                input_tokens=int(chunk["usage"].get("prompt_tokens") or 0),
-                output_tokens=int(chunk["usage"].get("completion_tokens") or 0),
-            )
+            usage = _usage(chunk["usage"])
         for choice in chunk.get("choices") or []:
             finish = choice.get("finish_reason") or finish
             delta = choice.get("delta") or {}
@@ -150,6 +147,17 @@ async def _read_stream(response: httpx2.Response, request: ModelRequest) -> Mode
     tool_calls = [_finish(index, calls[index]) for index in sorted(calls)]
     return ModelResponse(
         text="".join(text), tool_calls=tool_calls, usage=usage, finish_reason=finish
+    )
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    # prompt_tokens already counts the cached ones; their share is in the details.
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        input_tokens=int(raw.get("prompt_tokens") or 0),
+        output_tokens=int(raw.get("completion_tokens") or 0),
+        cache_read_tokens=int(cached or 0),
     )
 
 

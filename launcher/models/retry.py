@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 
-from launcher.errors import ModelError
+from launcher.errors import ModelError, StreamStalled
 from launcher.telemetry import traces
 
 T = TypeVar("T")
@@ -128,8 +128,10 @@ async def post_stream(
 ) -> T:
     """POST `body` and pass a 2xx streaming response to `handle`, retrying transient failures.
 
-    Only failures before the response starts are retried: once `handle` has seen the
-    stream, text may already have reached the user, and a retry would repeat it.
+    Failures before the response starts are retried, and a stream that stalls (no byte
+    for the read timeout: the run's idle time) is asked again from the start; a stream
+    that broke otherwise is not, since its text already reached the user. A stall on the
+    last attempt is StreamStalled.
     """
     for attempt in range(1, policy.max_attempts + 1):
         retry_after: str | None = None
@@ -146,20 +148,25 @@ async def post_stream(
                 if response.is_success:
                     try:
                         return await handle(response)
+                    except httpx2.ReadTimeout as exc:
+                        message, cause = f"{provider}: response stream stalled: {url}", exc
                     except httpx2.TransportError as exc:
                         raise ModelError(
                             f"{provider}: response stream broke: {_describe(exc)}"
                         ) from exc
-                error_body = await _read_quietly(response)
-                message = status_message(provider, response.status_code, error_body)
-                if response.status_code not in RETRYABLE_STATUS:
-                    raise ModelError(message)
-                retry_after = response.headers.get("retry-after")
+                else:
+                    error_body = await _read_quietly(response)
+                    message = status_message(provider, response.status_code, error_body)
+                    if response.status_code not in RETRYABLE_STATUS:
+                        raise ModelError(message)
+                    retry_after = response.headers.get("retry-after")
             finally:
                 await response.aclose()
         if attempt == policy.max_attempts:
             if attempt > 1:
                 message += f" (gave up after {attempt} attempts)"
+            if isinstance(cause, httpx2.ReadTimeout):
+                raise StreamStalled(message) from cause
             raise ModelError(message) from cause
         delay = policy.delay(attempt, retry_after)
         traces().retry(attempt, message, delay)

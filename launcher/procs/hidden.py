@@ -9,14 +9,23 @@ expansion find them. The serve worker is started the same way. The descriptor is
 socket, which no other process can open through /proc/PID/fd (a memfd could be, in the
 moment between `execve` and `restore()` when the new process is dumpable again). The
 process is made non-dumpable before it reads the secrets, so a same-user process that is
-not root cannot read its memory. Root (or CAP_SYS_PTRACE), and where Yama does not
-restrict ptrace a same-user process that duplicates the socket with pidfd_getfd() in that
-moment, still can: that needs the bash sandbox (tools/sandbox.py).
+not root cannot read its memory. Root (or CAP_SYS_PTRACE) still can.
+
+A launcher child (a serve or batch worker) *pulls* its hand-over: the socket it inherits
+is empty. Between `execve` and `restore()` the child is dumpable, and a same-user process
+may duplicate that socket with pidfd_getfd(); it finds nothing there. Once non-dumpable,
+the child makes a socket pair of its own and passes one end over the inherited socket;
+the parent sends the secrets into it only if the kernel says the child made that pair
+(SO_PEERCRED: the child's pid), so a socket slipped in by whoever holds a duplicate gets
+nothing. A self re-exec (`reexec_early`, `reexec_hiding`) has no parent left to answer:
+its socket is filled beforehand, and the moment stays open to a same-user pidfd_getfd()
+where Yama does not restrict ptrace.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -26,7 +35,15 @@ from collections.abc import Iterable, Mapping
 from launcher.secrets import SECRET_NAME, is_secret_name, note_hidden, public_environment
 
 HANDOVER_VAR = "SUBAGENT_SECRETS_FD"
-"""Names the inherited descriptor that carries the hidden variables (a JSON object)."""
+"""Names the inherited descriptor that carries the hidden variables (a JSON object);
+`pull:N`: the descriptor the child asks its parent over (`PulledHandover`)."""
+PULL_PREFIX = "pull:"
+ANSWER_LIMIT_S = 600.0
+"""How long a parent waits for its child to ask for its hand-over (a start-up on a loaded
+machine takes seconds; a child that never asks is gone or broken)."""
+SO_PEERPIDFD = 77
+ASKS_LIMIT = 64
+"""Sockets offered on one hand-over before the parent gives up (only the child's count)."""
 PLAIN_NAMES = frozenset(
     ("HOME", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
@@ -119,7 +136,11 @@ def restore() -> bool:
     _restored = set(os.environ)
     set_not_dumpable()  # before the secrets are in this process's memory
     try:
-        payload = json.loads(_read_to_end(int(value)) or b"{}")
+        if value.startswith(PULL_PREFIX):
+            fd = _ask(int(value[len(PULL_PREFIX) :]))
+        else:
+            fd = int(value)
+        payload = json.loads(_read_to_end(fd) or b"{}")
     except (OSError, ValueError):
         return True  # a broken hand-over: run without the secrets rather than leak them
     if isinstance(payload, dict):
@@ -140,6 +161,121 @@ def _read_to_end(fd: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def _ask(fd: int) -> int:
+    """Pass one end of a new socket pair over the inherited socket `fd` (then closed); the
+    other end, from which the parent's answer reads to EOF."""
+    ours, theirs = socket.socketpair()
+    try:
+        with socket.socket(fileno=fd) as parent:
+            parent.sendmsg([b"?"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _int_bytes(theirs))])
+    except OSError:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return ours.detach()
+
+
+def _int_bytes(sock: socket.socket) -> bytes:
+    import array
+
+    return array.array("i", [sock.fileno()]).tobytes()
+
+
+class PulledHandover:
+    """A child's hand-over it pulls once non-dumpable: `env` for its start (`fd` passed to
+    it), then `answer(pid)` once it runs; `close()` if it never started."""
+
+    def __init__(self, values: Mapping[str, object], env: dict[str, str]) -> None:
+        self._payload = json.dumps(dict(values)).encode()
+        ours, theirs = socket.socketpair()
+        self._ours: socket.socket | None = ours
+        self.fd = theirs.detach()
+        os.set_inheritable(self.fd, True)
+        self.env = {**env, HANDOVER_VAR: f"{PULL_PREFIX}{self.fd}"}
+
+    def answer(self, pid: int) -> None:
+        """The child `pid` started: close our copy of its end, answer it from a thread."""
+        os.close(self.fd)
+        import threading
+
+        ours, self._ours = self._ours, None
+        if ours is not None:
+            args = (ours, self._payload, pid)
+            threading.Thread(target=_answer, args=args, name="handover", daemon=True).start()
+
+    def close(self) -> None:
+        """The child never started: nothing to answer."""
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        if self._ours is not None:
+            self._ours.close()
+            self._ours = None
+
+
+def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
+    """Send `payload` into the first socket offered that the child `pid` made itself."""
+    import struct
+
+    try:
+        child: int | None = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        child = None
+    with ours, contextlib.ExitStack() as cleanup:
+        if child is not None:
+            cleanup.callback(os.close, child)
+        ours.settimeout(ANSWER_LIMIT_S)
+        for _ in range(ASKS_LIMIT):
+            try:
+                data, ancillary, _, _ = ours.recvmsg(1, socket.CMSG_SPACE(4))
+            except OSError:
+                return
+            if not data and not ancillary:
+                return  # the child is gone (EOF)
+            fds = [
+                int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
+                for level, kind, raw in ancillary
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+                for i in range(0, len(raw) - len(raw) % 4, 4)
+            ]
+            for fd in fds[1:]:
+                os.close(fd)
+            if not fds:
+                continue
+            try:
+                offered = socket.socket(fileno=fds[0])
+            except OSError:
+                os.close(fds[0])
+                continue
+            with offered:
+                try:
+                    cred = offered.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+                except OSError:
+                    continue
+                if struct.unpack("3i", cred)[0] != pid or not _same_process(offered, child):
+                    continue  # made by another process: it gets nothing
+                with contextlib.suppress(OSError):
+                    offered.settimeout(ANSWER_LIMIT_S)
+                    offered.sendall(payload)
+                return
+
+
+def _same_process(sock: socket.socket, child: int | None) -> bool:
+    """Whether `sock`'s peer was made by the process of the pidfd `child` itself, not by
+    a process that died and whose pid the child got (pidfs: one inode per process,
+    Linux 6.9+; elsewhere, or without SO_PEERPIDFD, the pid alone decides)."""
+    if child is None:
+        return True
+    try:
+        pidfd = sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
+    except OSError as exc:
+        return exc.errno == errno.ENOPROTOOPT
+    try:
+        return os.fstat(pidfd).st_ino == os.fstat(child).st_ino
+    finally:
+        os.close(pidfd)
 
 
 def hide_referenced(names: Iterable[str]) -> set[str]:
@@ -190,13 +326,8 @@ def reexec_hiding(names: Iterable[str]) -> None:
     os.execve(sys.executable, argv, env)
 
 
-def child_handover() -> tuple[dict[str, str], int]:
-    """For a launcher child (the serve worker): a scrubbed env and the fd it restores from.
-
-    The caller passes the fd to the child (`pass_fds`) and closes its copy after the spawn.
-    """
+def child_handover() -> PulledHandover:
+    """For a launcher child (a serve or batch worker): its scrubbed `env`, the `fd` to pass
+    it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not)."""
     hidden = {k: v for k, v in os.environ.items() if is_secret_name(k)}
-    env = public_environment()
-    fd = handover_fd({"secret": hidden})
-    env[HANDOVER_VAR] = str(fd)
-    return env, fd
+    return PulledHandover({"secret": hidden}, public_environment())

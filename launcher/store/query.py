@@ -17,9 +17,11 @@ from launcher.events import RunStatus
 from launcher.store.db import index_new, write
 from launcher.store.owner import Owner
 
+COST = "json_extract(usage, '$.cost_usd')"
+"""A session's own cost in USD, from its `agent_end` usage (null: running, or unpriced)."""
 LIST_COLUMNS = (
     "id, agent, model, status, turns, input_tokens, output_tokens, tool_calls,"
-    " duration_s, started, ended, prompt"
+    f" duration_s, started, ended, prompt, {COST} AS cost_usd"
 )
 
 
@@ -88,6 +90,7 @@ def session_row(row: sqlite3.Row) -> dict[str, Any]:
         "started": row["started"],
         "ended": row["ended"],
         "prompt": row["prompt"] or "",
+        "cost_usd": row["cost_usd"],
     }
 
 
@@ -172,12 +175,16 @@ def message_row(m: sqlite3.Row) -> dict[str, Any]:
 
 
 def usage_by_model(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Token and duration totals per model across every stored session (`log --usage`)."""
+    """Token, cost and duration totals per agent and model across every stored session
+    (`log --usage`); a nested sub-agent's session counts under its own agent. `cost_usd`
+    sums the priced sessions (null when none was)."""
     rows = conn.execute(
-        "SELECT coalesce(model, '') AS model, count(*) AS sessions, sum(turns) AS turns,"
+        "SELECT agent, coalesce(model, '') AS model, count(*) AS sessions, sum(turns) AS turns,"
         " sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,"
-        " sum(tool_calls) AS tool_calls, round(sum(duration_s), 3) AS duration_s"
-        " FROM sessions GROUP BY model ORDER BY sum(input_tokens + output_tokens) DESC, model"
+        " sum(tool_calls) AS tool_calls, round(sum(duration_s), 3) AS duration_s,"
+        f" round(sum({COST}), 8) AS cost_usd"
+        " FROM sessions GROUP BY agent, model"
+        " ORDER BY sum(input_tokens + output_tokens) DESC, agent, model"
     ).fetchall()
     return [dict(r) for r in rows]
 

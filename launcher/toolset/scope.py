@@ -138,6 +138,12 @@ class ToolScope:
                 return True
             if s.kind == "name" and _matches_everything(s.name):
                 return True
+            # `gh_stub__*` (Claude's `mcp__gh_stub`): every tool of `gh.stub`, as exposed.
+            if s.kind == "name" and any(
+                _matches_everything(tool) and _part_matches(server, part)
+                for part, tool in _name_parts(s.name or "")
+            ):
+                return True
         return False
 
 

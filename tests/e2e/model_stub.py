@@ -42,6 +42,24 @@ class StubResponse:
     headers: dict[str, str] = field(default_factory=dict)
     events: list[str] | None = None
     body: bytes = b""
+    hold_s: float = 0.0
+    """After the events, keep the connection open and silent this long (a stalled stream)."""
+
+
+STALL_HOLD_S = 60.0
+"""A stalled stream stays silent this long (or until the stub closes): past any idle limit."""
+
+
+def stalled(response: StubResponse, keep: int) -> StubResponse:
+    """`response` cut after its first `keep` events, then silent with the connection open:
+    a model stream that stops mid-reply."""
+    assert response.events is not None
+    return StubResponse(
+        status=response.status,
+        headers=dict(response.headers),
+        events=response.events[:keep],
+        hold_s=STALL_HOLD_S,
+    )
 
 
 @dataclass
@@ -71,9 +89,11 @@ def openai_stream(
     usage: tuple[int, int] = (10, 5),
     piece: int = 4,
     model: str = "stub-model",
+    cached: int = 0,
 ) -> StubResponse:
     """A Chat Completions stream: text in `piece`-sized deltas, then each tool call's
-    arguments JSON in fragments, then a usage-only chunk and `[DONE]`."""
+    arguments JSON in fragments, then a usage-only chunk (`cached` of the prompt tokens
+    read from the cache, in `prompt_tokens_details`) and `[DONE]`."""
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
@@ -100,6 +120,7 @@ def openai_stream(
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached},
                 },
             }
         )
@@ -114,10 +135,13 @@ def anthropic_stream(
     usage: tuple[int, int] = (10, 5),
     piece: int = 4,
     model: str = "stub-model",
+    cache: tuple[int, int] = (0, 0),
 ) -> StubResponse:
     """A Messages API stream: a text block in deltas, then tool_use blocks whose input
-    arrives as input_json_delta fragments, usage in message_start and message_delta."""
+    arrives as input_json_delta fragments, usage in message_start and message_delta
+    (`cache`: tokens written to and read from the cache, beside the `usage` input)."""
     input_tokens, output_tokens = usage
+    written, read = cache
     message = {
         "id": "msg_stub",
         "type": "message",
@@ -125,7 +149,12 @@ def anthropic_stream(
         "model": model,
         "content": [],
         "stop_reason": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        "usage": {
+            "input_tokens": input_tokens,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+            "output_tokens": 1,
+        },
     }
     events = [sse({"type": "message_start", "message": message}, "message_start")]
     events.append(sse({"type": "ping"}, "ping"))
@@ -195,6 +224,7 @@ class ModelStub:
         self.requests: list[RecordedRequest] = []
         self._queue: deque[StubResponse] = deque()
         self._lock = threading.Lock()
+        self.closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -232,6 +262,7 @@ class ModelStub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()  # stalled streams end
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(STUB_SHUTDOWN_S)
@@ -256,7 +287,10 @@ class ModelStub:
                     body = None
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 recorded = RecordedRequest("POST", self.path, headers, body)
-                _write(self, stub._next(recorded))
+                response = stub._next(recorded)
+                _write(self, response)
+                if response.hold_s:
+                    stub.closing.wait(response.hold_s)
 
             def log_message(self, format: str, *args: Any) -> None:
                 # Keep test output clean; the recorded requests are the log.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher.tools.sandbox import mechanism_problem
 from tests.e2e.conftest import Subagent, scripted_spawn, write_config
 
 pytestmark = pytest.mark.e2e
@@ -83,7 +84,9 @@ def test_no_tool_result_shows_a_launcher_secret(
         for name, value in values.items():
             assert value not in result["content"], f"{name} leaked via {result['name']}"
     first = results[0]["content"]
-    if os.geteuid() == 0:  # root reads the (non-dumpable) launcher's environ: it must be clean
+    if mechanism_problem() is None:  # confined: no capability, not even root's, reads it
+        assert "Permission denied" in first, first
+    elif os.geteuid() == 0:  # unconfined root reads the (non-dumpable) launcher's: clean
         assert "SUBAGENT_HOME=" in first
     reads = [r for r in results if r["name"] == "read"]
     assert all(r["is_error"] and "outside the workspace" in r["content"] for r in reads)

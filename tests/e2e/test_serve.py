@@ -41,21 +41,16 @@ SCRIPTS = {
 
 
 @asynccontextmanager
-async def serve(tmp_path: Path, *extra: str) -> AsyncIterator[Client]:
+async def serve(
+    tmp_path: Path, *extra: str, servers: dict[str, Any] | None = None
+) -> AsyncIterator[Client]:
+    """serve on a config of `servers` (default: the lazy stub), read once at its start."""
     for name, text in SCRIPTS.items():
         (tmp_path / name).write_text(text)
-    config = write_config(
-        tmp_path / "cfg",
-        {
-            "lazy": stub(
-                "lazy",
-                "--marker",
-                str(tmp_path / "lazy.started"),
-                "--pidfile",
-                str(tmp_path / "lazy.pid"),
-            )
-        },
+    lazy = stub(
+        "lazy", "--marker", str(tmp_path / "lazy.started"), "--pidfile", str(tmp_path / "lazy.pid")
     )
+    config = write_config(tmp_path / "cfg", {"lazy": lazy} if servers is None else servers)
     env = {**os.environ, "SUBAGENT_HOME": str(tmp_path / "state")}
     env.pop("SUBAGENT_CONFIG_DIR", None)
     params = StdioServerParameters(
@@ -200,20 +195,14 @@ async def test_background_steer_adds_a_turn_and_stop_ends_worker_and_servers(
 async def test_stop_while_servers_start_returns_stopped_without_waiting_for_start_up(
     tmp_path: Path,
 ) -> None:
+    # A "server" that never speaks MCP: start-up would wait its full 60 s timeout.
+    mute = {
+        "command": "sh",
+        "args": ["-c", f"touch {tmp_path / 'mute.started'}; exec sleep 300"],
+        "startup_timeout": 60,
+    }
     with anyio.fail_after(LIMIT_S):
-        async with serve(tmp_path) as client:
-            # A "server" that never speaks MCP: start-up would wait its full 60 s timeout.
-            config = write_config(
-                tmp_path / "cfg",
-                {
-                    "mute": {
-                        "command": "sh",
-                        "args": ["-c", f"touch {tmp_path / 'mute.started'}; exec sleep 300"],
-                        "startup_timeout": 60,
-                    }
-                },
-            )
-            assert config.exists()
+        async with serve(tmp_path, servers={"mute": mute}) as client:
             spawned = await client.call_tool(
                 "spawn_subagent",
                 {

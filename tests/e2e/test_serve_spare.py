@@ -42,7 +42,7 @@ UP_LIMIT_S = 60.0
 GONE_S = 10.0
 """How long a spare may take to go once serve has ended (it has no session to close)."""
 QUICK = "steps:\n  - call: [{tool: lazy__echo, args: {text: hi}}]\n  - say: done quick\n"
-VOLATILE = frozenset({"ts", "session_id", "duration_s", "pid"})
+VOLATILE = frozenset({"ts", "session_id", "duration_s", "elapsed_s", "timeout_s", "pid"})
 """Event fields that differ between any two runs of the same job."""
 
 

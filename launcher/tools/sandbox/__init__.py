@@ -27,6 +27,7 @@ from launcher.tools.sandbox import namespaces
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
 from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
+from launcher.tools.sandbox.readonly import Holder, nsenter
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 
 __all__ = [
@@ -96,6 +97,7 @@ class ShellSandbox:
         self._where = (workspace, state_home, home)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
+        self._holder: Holder | None = None
         self._tmp: Path | None = None
 
     @property
@@ -137,6 +139,10 @@ class ShellSandbox:
         spawner = self._spawner
         if spawner is None:
             spawner = await anyio.to_thread.run_sync(self._start_spawner, argv)
+        holder = self._holder
+        if holder is not None:  # not root: the read-only world is the holder's
+            argv = holder.wrap(argv, str(kwargs.get("cwd") or os.getcwd()))
+            kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), *holder.fds)
         popen = await spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
         return ConfinedProcess(popen)
 
@@ -147,6 +153,7 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
+                self._holder = _holder(policy)
                 self._spawner = ConfinedSpawner(policy)
             return self._spawner
 
@@ -155,10 +162,28 @@ class ShellSandbox:
         with self._lock:
             spawner, self._spawner = self._spawner, None
             tmp, self._tmp = self._tmp, None
+            holder, self._holder = self._holder, None
         if spawner is not None:
             spawner.close()
+        if holder is not None:
+            holder.close()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _holder(policy: SandboxPolicy) -> Holder | None:
+    """Not root: a holder of the read-only world, where user namespaces and a recent
+    `nsenter` allow one (else None: the mode, times and attributes of this user's files
+    outside the roots stay changeable; docs/security.md says so)."""
+    from launcher.tools.sandbox.privileges import can_remount
+
+    tool = nsenter()
+    if tool is None or can_remount():
+        return None
+    try:
+        return Holder(policy, tool)
+    except OSError:
+        return None
 
 
 _said: set[str] = set()

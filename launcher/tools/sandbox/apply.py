@@ -1,9 +1,11 @@
 """The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
 
 Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
-seccomp filter (no sockets without network; never root's ways past Landlock) on the
-calling thread; every process that thread starts inherits both and can never shed
-them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
+seccomp filter (no sockets without network; never root's ways past Landlock; never the
+launcher's memory or threads) on the calling thread, after it dropped every capability
+and (root) made the world outside the writable roots read-only (privileges.py; not root:
+readonly.py's holder); every process that thread starts inherits all of it and can never
+shed it. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
 
 `SUBAGENT_SANDBOX_MECHANISM=none` makes this machine look like one without a mechanism
 (to try `sandbox: required` and the "unavailable" path); `auto` (the default) probes.
@@ -11,6 +13,7 @@ them. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewher
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -24,13 +27,27 @@ MECHANISM_VAR = "SUBAGENT_SANDBOX_MECHANISM"
 _probed: dict[str, str | None] = {}
 
 
-def confine_current_thread(policy: SandboxPolicy) -> None:
-    """Confine the calling thread and all it will start; irreversible. OSError if refused."""
-    from launcher.tools.sandbox.landlock import restrict_thread
-    from launcher.tools.sandbox.seccomp import filter_thread
+def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = False) -> None:
+    """Confine the calling thread and all it will start; irreversible. OSError if refused.
 
+    Root first gets a read-only world outside the writable roots; every caller loses the
+    capabilities its children could regain. `guard_launcher`: this thread is one of the
+    launcher's, so signals to this process, its group and this thread are refused too."""
+    from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.privileges import can_remount, drop_capabilities, read_only_outside
+    from launcher.tools.sandbox.seccomp import filter_thread, protected_ids
+
+    if can_remount():
+        try:
+            read_only_outside(policy.writable, policy.writable_files)
+        except OSError as exc:  # the rest still holds: better than no confinement at all
+            logging.getLogger(__name__).warning("sandbox: no read-only world (%s)", exc)
+    drop_capabilities()
     restrict_thread(policy)
-    filter_thread(policy.network)
+    protect: tuple[int, ...] = ()
+    if guard_launcher:
+        protect = protected_ids(os.getpid(), os.getpgid(0), (threading.get_native_id(),))
+    filter_thread(policy.network, protect)
 
 
 def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:

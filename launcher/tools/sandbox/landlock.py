@@ -112,7 +112,7 @@ def restrict_thread(policy: SandboxPolicy) -> None:
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16 if abi >= 4 else 8
     ruleset = _check(_syscall(SYS_CREATE_RULESET, ctypes.byref(attr), size, 0), "create")
     try:
-        everything = fs
+        everything = fs & ~(MAKE_CHAR | MAKE_BLOCK)  # no device nodes, even in the roots
         _add(ruleset, Path("/"), READ_DIR)
         _grant_except(ruleset, Path("/"), READ, policy.deny_read)
         for root in policy.writable:

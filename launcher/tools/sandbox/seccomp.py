@@ -8,6 +8,14 @@ Without network, also refused: `socket()` of every family (IP, UNIX, netlink, pa
 UNIX socket by path), `connect()` and `pidfd_getfd()`; a system call of another ABI
 (32-bit, x32) is refused too.
 A stream `socketpair()` stays: it reaches nothing outside the process tree.
+
+The launcher is off limits too (EPERM), whatever the user, root included: `ptrace()` and
+`process_vm_readv/writev()` always; `tkill()` (a bare thread id) and `pidfd_send_signal()`
+(a pidfd may be a `/proc` directory) always; `kill()`, `tgkill()`, `rt_sigqueueinfo()`,
+`rt_tgsigqueueinfo()` and `fcntl(F_SETOWN)` (SIGIO) aimed at a protected id — the
+launcher's pid, its process group, the confined thread's id, and -1 (every process);
+`fcntl(F_SETOWN_EX)` always. The shell's signals to its own children pass: their ids
+are none of those.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ SECCOMP_MODE_FILTER = 2
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 DENY = RET_ERRNO | errno.EACCES
+DENY_PERM = RET_ERRNO | errno.EPERM
+F_SETOWN = 8
+F_SETOWN_EX = 15
 AF_UNIX = 1
 SOCK_STREAM = 1
 SOCK_TYPE_MASK = 0xF
@@ -53,6 +64,16 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "kexec_load": 246,
             "kexec_file_load": 320,
             "open_by_handle_at": 304,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "kill": 62,
+            "tkill": 200,
+            "tgkill": 234,
+            "rt_sigqueueinfo": 129,
+            "rt_tgsigqueueinfo": 297,
+            "pidfd_send_signal": 424,
+            "fcntl": 72,
         },
     ),
     "aarch64": (
@@ -71,6 +92,16 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "kexec_load": 104,
             "kexec_file_load": 294,
             "open_by_handle_at": 265,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "kill": 129,
+            "tkill": 130,
+            "tgkill": 131,
+            "rt_sigqueueinfo": 138,
+            "rt_tgsigqueueinfo": 240,
+            "pidfd_send_signal": 424,
+            "fcntl": 25,
         },
     ),
 }
@@ -87,8 +118,21 @@ ALWAYS_DENIED = (
     "io_uring_setup",
 )
 NETWORK_DENIED = ("socket", "connect", "pidfd_getfd")
+NEVER_AT_LAUNCHER = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "tkill",
+    "pidfd_send_signal",
+)
+"""Refused always: the launcher's memory and threads are reachable through them, and the
+target cannot be judged from the arguments."""
+TARGETED = (("kill", 0), ("tgkill", 0), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 0))
+"""(call, argument index): refused when that argument is a protected id."""
 
 _OFF_NR, _OFF_ARCH, _OFF_ARG0, _OFF_ARG1 = 0, 4, 16, 24
+# The low 32 bits of argument i (little-endian machines only: both known ones are).
+_OFF_ARGS = (16, 24, 32, 40, 48, 56)
 
 
 class _Fprog(ctypes.Structure):
@@ -102,12 +146,30 @@ def supported() -> str | None:
     return None
 
 
-def _program(machine: str, network: bool) -> list[tuple[int, int, int, int]]:
+def protected_ids(pid: int, pgid: int, tids: tuple[int, ...]) -> tuple[int, ...]:
+    """The signal targets that reach the launcher: its pid and threads, its group (as a
+    negative target), and -1 (every process the caller may signal)."""
+    ids = (pid, -pid, -pgid, -1, *tids)
+    return tuple(dict.fromkeys(i & 0xFFFFFFFF for i in ids))
+
+
+def _program(
+    machine: str, network: bool, protect: tuple[int, ...] = ()
+) -> list[tuple[int, int, int, int]]:
     arch, nr = ARCHES[machine]
     ins: list[tuple[int, int, int, int]] = []
 
     def op(code: int, k: int, jt: int = 0, jf: int = 0) -> None:
         ins.append((code, jt, jf, k))
+
+    def deny_if_arg(arg: int, values: tuple[int, ...]) -> None:
+        # The accumulator holds the call number; leaves it there.
+        op(LD_W_ABS, _OFF_ARGS[arg])
+        for i, value in enumerate(values):
+            last = i == len(values) - 1
+            op(JEQ_K, value, len(values) - 1 - i, 1 if last else 0)
+        op(RET_K, DENY_PERM)
+        op(LD_W_ABS, _OFF_NR)
 
     op(LD_W_ABS, _OFF_ARCH)
     op(JEQ_K, arch, 1, 0)
@@ -118,6 +180,21 @@ def _program(machine: str, network: bool) -> list[tuple[int, int, int, int]]:
     for name in ALWAYS_DENIED + (() if network else NETWORK_DENIED):
         op(JEQ_K, nr[name], 0, 1)
         op(RET_K, DENY)
+    for name in NEVER_AT_LAUNCHER:
+        op(JEQ_K, nr[name], 0, 1)
+        op(RET_K, DENY_PERM)
+    if protect:
+        for name, arg in TARGETED:
+            op(JEQ_K, nr[name], 0, len(protect) + 3)
+            deny_if_arg(arg, protect)
+        # fcntl: F_SETOWN_EX always, F_SETOWN when its owner (SIGIO's target) is protected.
+        n = len(protect)
+        op(JEQ_K, nr["fcntl"], 0, n + 7)  # another call: past this block
+        op(LD_W_ABS, _OFF_ARGS[1])
+        op(JEQ_K, F_SETOWN_EX, 0, 1)
+        op(RET_K, DENY_PERM)
+        op(JEQ_K, F_SETOWN, 0, n + 2)  # another command: to the block's last reload
+        deny_if_arg(2, protect)
     if network:
         op(RET_K, RET_ALLOW)
         return ins
@@ -132,12 +209,14 @@ def _program(machine: str, network: bool) -> list[tuple[int, int, int, int]]:
     return ins
 
 
-def filter_thread(network: bool) -> None:
-    """Install the filter on the calling thread (inherited by every process it starts)."""
+def filter_thread(network: bool, protect: tuple[int, ...] = ()) -> None:
+    """Install the filter on the calling thread (inherited by every process it starts);
+    `protect`: signal targets refused (`protected_ids`)."""
     problem = supported()
     if problem is not None:
         raise OSError(errno.ENOSYS, problem)
-    code = b"".join(struct.pack("=HBBI", *i) for i in _program(platform.machine(), network))
+    program = _program(platform.machine(), network, protect)
+    code = b"".join(struct.pack("=HBBI", *i) for i in program)
     buf = ctypes.create_string_buffer(code, len(code))
     prog = _Fprog(len(code) // 8, ctypes.addressof(buf))
     libc = ctypes.CDLL(None, use_errno=True)

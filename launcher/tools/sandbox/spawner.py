@@ -22,6 +22,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from launcher.procs.hidden import set_not_dumpable
 from launcher.tools.sandbox.apply import confine_current_thread
 from launcher.tools.sandbox.policy import SandboxPolicy
 
@@ -35,6 +36,9 @@ class ConfinedSpawner:
 
     def __init__(self, policy: SandboxPolicy) -> None:
         self.policy = policy
+        # This process's memory and /proc entries (the confined thread's included) then
+        # need CAP_SYS_PTRACE, which no command started here holds, root's shell included.
+        set_not_dumpable()
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         ready: Future[None] = Future()
         self._thread = threading.Thread(
@@ -45,7 +49,7 @@ class ConfinedSpawner:
 
     def _serve(self, ready: Future[None]) -> None:
         try:
-            confine_current_thread(self.policy)
+            confine_current_thread(self.policy, guard_launcher=True)
         except OSError as exc:
             ready.set_exception(exc)
             return

@@ -1,0 +1,83 @@
+"""Dialect by place: a `.claude` folder holds Claude Code files whichever flag names it;
+a broken file claims its `name:` so a wider agent of that name never runs instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launcher.config.discovery import (
+    PROJECT_AGENT_DIRS,
+    USER_AGENT_DIRS,
+    load_config,
+    resolve_agent,
+)
+from launcher.config.places import folder_dialect
+from launcher.errors import ConfigError
+from launcher.toolset.scope import ToolScope
+
+CLAUDE_AGENT = "---\nname: reviewer\ndisallowedTools: [Write, Edit]\n---\nReview.\n"
+
+
+def test_every_discovery_folder_has_the_dialect_its_place_says() -> None:
+    for folder, dialect in (*PROJECT_AGENT_DIRS, *USER_AGENT_DIRS):
+        assert (folder_dialect(Path(folder)) or "subagent") == dialect.name
+
+
+@pytest.mark.parametrize(
+    ("folder", "dialect"),
+    [(".claude", "claude"), (".pi", "pi"), (".subagent", "subagent"), ("cfg", "subagent")],
+)
+def test_config_dir_is_read_in_the_dialect_of_its_place(
+    tmp_path: Path, folder: str, dialect: str
+) -> None:
+    agents = tmp_path / "proj" / folder / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text("---\ndescription: x\n---\nhi\n")
+    config = load_config(tmp_path / "proj" / folder, cwd=tmp_path, home=tmp_path, env={})
+    assert config.agents["a"].dialect == dialect
+
+
+def test_config_dir_at_a_claude_folder_honours_disallowed_tools(tmp_path: Path) -> None:
+    agents = tmp_path / "proj" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(CLAUDE_AGENT)
+    config = load_config(tmp_path / "proj" / ".claude", cwd=tmp_path, home=tmp_path, env={})
+    builtins = ToolScope(config.agents["reviewer"]).builtin_names()
+    assert "write" not in builtins and "edit" not in builtins and "read" in builtins
+    assert not [w for w in config.warnings if "unknown field" in w]
+
+
+@pytest.mark.parametrize("folder", [".codex", ".gemini", ".opencode"])
+def test_a_host_folder_without_a_reader_refuses_rather_than_misreads(
+    tmp_path: Path, folder: str
+) -> None:
+    (tmp_path / folder / "agents").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="not read here yet"):
+        load_config(tmp_path / folder, cwd=tmp_path, home=tmp_path, env={})
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "---\nname: reviewer\ntools: Read\npermissionMode: plan\n---\n",
+        "\n---\nname: reviewer\ntools: Read\n---\n",
+        "---\nname: reviewer\non: push\n---\n",
+        "---\nname: 'reviewer'\ntools: [Read\n---\n",
+    ],
+    ids=["refused-field", "displaced", "bad-key", "bad-yaml"],
+)
+def test_a_broken_file_claims_its_name_over_a_wider_agent_found_later(
+    tmp_path: Path, broken: str
+) -> None:
+    project = tmp_path / "proj"
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "narrow-reviewer.md").write_text(broken)
+    home_agents = tmp_path / "home" / ".claude" / "agents"
+    home_agents.mkdir(parents=True)
+    (home_agents / "reviewer.md").write_text("---\nname: reviewer\n---\nEvery tool.\n")
+    config = load_config(cwd=project, home=tmp_path / "home", env={})
+    assert "reviewer" not in config.agents
+    with pytest.raises(ConfigError):
+        resolve_agent(config, "reviewer")
