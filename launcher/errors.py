@@ -61,6 +61,11 @@ class UsageError(ConfigError):
     """Bad command-line usage: unknown agent, --ext naming no configured server."""
 
 
+class StateHomeError(ConfigError, OSError):
+    """SUBAGENT_HOME (or a directory under it) cannot be made or tightened: exit 2, naming
+    it. Also an OSError, so code that carries on without its logs still does."""
+
+
 class RunError(SubagentError):
     """A run failed: a required server, the model or the agent."""
 

@@ -77,7 +77,13 @@ def local_entries(
     from launcher.tools.delegate import delegate_entry
     from launcher.tools.sandbox import ShellSandbox
 
-    sandbox = ShellSandbox(agent.sandbox, workspace=workspace, state_home=state_home, home=home)
+    sandbox = ShellSandbox(
+        agent.sandbox,
+        workspace=workspace,
+        state_home=state_home,
+        home=home,
+        on_tmp=guard.remove_on_death if guard is not None else None,
+    )
 
     wanted = tuple(wanted)
     results = results_dir(session_dir)

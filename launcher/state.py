@@ -7,6 +7,8 @@ import secrets
 import time
 from pathlib import Path
 
+from launcher.errors import StateHomeError
+
 DEFAULT_HOME = Path("~/.local/state/subagent")
 
 
@@ -33,6 +35,19 @@ def private_dir(path: Path, base: Path | None = None) -> Path:
 
     Path.mkdir gives missing parents the default mode, so each level is made here.
     """
+    try:
+        _make_private(path, base)
+    except OSError as exc:
+        home = base if base is not None else path
+        raise StateHomeError(
+            f"SUBAGENT_HOME is not usable: cannot make or tighten {exc.filename or path} "
+            f"({exc.strerror}); set SUBAGENT_HOME to a directory you can write",
+            path=home,
+        ) from None
+    return path
+
+
+def _make_private(path: Path, base: Path | None) -> None:
     missing = []
     probe = path
     while not probe.exists() and probe != probe.parent:
@@ -46,7 +61,6 @@ def private_dir(path: Path, base: Path | None = None) -> Path:
     for level in tighten:
         if level.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
             level.chmod(PRIVATE_DIR_MODE)
-    return path
 
 
 def private_opener(path: str, flags: int) -> int:

@@ -28,6 +28,7 @@ LEAVES = (
     "hooks.matcher",
     "telemetry",
     "budget",
+    "trust",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

@@ -38,7 +38,8 @@ _FIELDS: dict[str, FieldRule] = {
     "isolated": _honoured("built-ins only; no server ever starts"),
     "isolation": _honoured("`worktree`: the run works in a fresh git worktree"),
     "sandbox": _honoured(
-        "on (default), off, required, or {mode, network, deny_read}: the shell's confinement"
+        "on (default), off, required, or {mode, network, deny_read, write_config}: "
+        "the shell's confinement"
     ),
     "tool_search": _honoured(
         "auto (default), on, off or bytes: past that size of tool schemas, tools on demand"

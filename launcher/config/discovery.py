@@ -46,6 +46,8 @@ CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 """Environment variable naming a hermetic config directory (like `--config-dir`)."""
 
 DEFAULT_AGENT = "general-purpose"
+PROJECT_CONFIG_DIR = ".subagent"
+"""The project's own config folder (`mcp.json`, `agents/`), read first."""
 
 PROJECT_AGENT_DIRS: tuple[tuple[str, Dialect], ...] = (
     (".claude/agents", CLAUDE),
@@ -206,7 +208,7 @@ def load_config(
         project = config_dir.parent if config_dir.name == SETTINGS_DIR else None
         collector.apply_claude(read_claude_settings(settings_files(project, None), project))
     else:
-        hosts += _add_config_dir(collector, cwd / ".subagent", env)
+        hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env)
         for folder, dialect in PROJECT_AGENT_DIRS:
             collector.add_agent_dir(cwd / folder, dialect)
         # Other hosts' files may hold servers we cannot run (sse, unset variables):

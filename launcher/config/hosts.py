@@ -46,6 +46,8 @@ PROJECT_HOST_FILES: tuple[tuple[str, str], ...] = (
     (".cursor/mcp.json", "mcpServers"),
 )
 """Project files of other hosts (path, key of its servers), read after `./.subagent/`."""
+PROJECT_HOST_DIRS: tuple[str, ...] = (".codex", ".gemini", ".opencode")
+"""Project folders other hosts read themselves (their config, servers, hooks, commands)."""
 
 _INPUT = re.compile(r"\$\{input:([^}]*)\}")
 _VSCODE_LITERALS = ("workspaceFolder",)

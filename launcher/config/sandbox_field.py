@@ -1,6 +1,6 @@
 """The agent field `sandbox:` (and `--sandbox`): `on`, `off`, `required`, or a mapping
-`{mode: ..., network: true, deny_read: [~/.secrets, /srv/keys]}`; the same value as
-`"sandbox"` in a config's `mcp.json` is the default of agents that omit the field."""
+`{mode: ..., network: true, deny_read: [~/.secrets, /srv/keys], write_config: true}`; the
+same value as `"sandbox"` in a config's `mcp.json` is the default of agents that omit it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from launcher.config.types import AgentSpec, SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
 
-KEYS = ("mode", "network", "deny_read")
+KEYS = ("mode", "network", "deny_read", "write_config")
 
 
 def parse_mode(value: object) -> SandboxMode | None:
@@ -52,7 +52,10 @@ def parse_sandbox(value: object, *, path: Path, line: int) -> SandboxSettings:
     for item in items:
         if not (item.startswith("/") or item == "~" or item.startswith("~/")):
             raise error(f"deny_read: '{item}' must be absolute or start with ~/")
-    return SandboxSettings(settings.mode, network, tuple(i.strip() for i in items))
+    write_config = value.get("write_config", False)
+    if not isinstance(write_config, bool):
+        raise error(f"write_config: expected true or false, got '{write_config}'")
+    return SandboxSettings(settings.mode, network, tuple(i.strip() for i in items), write_config)
 
 
 def read_config_default(path: Path) -> SandboxSettings | None:

@@ -68,6 +68,8 @@ class SandboxSettings:
     network: bool = False
     deny_read: tuple[str, ...] = ()
     """Added to the built-in deny list; `~/` is the user's home."""
+    write_config: bool = False
+    """The model may change the workspace's config places (launcher/trust)."""
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ its descendant: the launcher ends those itself when its last session ends (stray
 the watchdog (`^PID` line: the launcher) keeps a record of all its descendants, polled, to
 kill them if the launcher dies first. A launcher that closes cleanly says so (`.` line):
 then the watchdog ends only what it still guards, never another session's processes.
+A `~PATH` line names the session's private temporary directory (the sandbox's `$TMPDIR`):
+a launcher that died never removed it, so the watchdog does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +39,8 @@ SCAN_S = 0.1
 """Without a cgroup, how often the watchdog records the launcher's descendants."""
 CLEAN = "."
 """The launcher's last line when it closes cleanly (it swept its orphans itself)."""
+TMP_PREFIX = "subagent-tmp-"
+"""The only directories a `~PATH` line may name (tempfile.mkdtemp's prefix in the sandbox)."""
 
 
 class Watchdog:
@@ -104,6 +109,10 @@ class Watchdog:
         """The group was ended cleanly; stop guarding it."""
         self._send(f"-{pgid}")
 
+    def remove_on_death(self, path: Path) -> None:
+        """Remove the private temporary directory `path` if the launcher dies."""
+        self._send(f"~{path}")
+
     def close(self) -> None:
         """End the watchdog; it kills whatever it still guards, then exits."""
         with self._lock:
@@ -150,6 +159,7 @@ def main() -> None:
     cgroup_dirs: list[Path] = []
     launcher: list[int] = []  # set: no cgroup, so record what the launcher adopts
     clean: list[bool] = []  # the launcher closed cleanly and swept its orphans itself
+    temporary: list[Path] = []  # private temporary directories to remove if it died
     record = descendants.Record()
     pending = bytearray()
 
@@ -168,6 +178,8 @@ def main() -> None:
                     cgroup_dirs.append(Path(line[1:]))
                 elif line.startswith("^"):
                     launcher.append(int(line[1:]))
+                elif line.startswith("~") and Path(line[1:]).name.startswith(TMP_PREFIX):
+                    temporary.append(Path(line[1:]))
                 elif line == CLEAN:
                     clean.append(True)
 
@@ -190,6 +202,9 @@ def main() -> None:
             record.kill()
         for path in cgroup_dirs:
             cgroups.kill_cgroup(path)
+        if not clean:  # a launcher that closed cleanly removed its own (or still uses them)
+            for tmp in temporary:
+                shutil.rmtree(tmp, ignore_errors=True)
         os._exit(0)
 
     def scan_loop() -> None:

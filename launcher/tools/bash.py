@@ -73,6 +73,8 @@ class GroupGuard(Protocol):
 
     def release(self, pgid: int) -> None: ...
 
+    def remove_on_death(self, path: Path) -> None: ...
+
 
 async def run_bash(
     command: str,
@@ -118,6 +120,13 @@ async def run_bash(
         # The group outlives its leader when a command backgrounds work; kill it regardless.
         await end_call_group(process, guard.release if guard is not None else None)
     text = output.text()
+    undone = sandbox.restore_protected() if sandbox is not None else []
+    if undone:
+        note = (
+            "Protected paths were changed and have been put back as they were: "
+            f"{', '.join(undone)} (the model may not change config or what git runs)."
+        )
+        return ToolResult(f"{text}\n{note}".strip(), is_error=True)
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."
         return ToolResult(f"{note}\n{text}".rstrip(), is_error=True)

@@ -134,6 +134,7 @@ def write_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
     path = get_str(args, "path")
     content = get_str(args, "content")
     real = ws.resolve(path)
+    ws.refuse_protected(path, real)
     shown = ws.display(real)
     if real.is_dir():
         raise ToolError(f"'{shown}' is a directory; refused")
@@ -172,6 +173,7 @@ def edit_file(ws: Workspace, args: dict[str, Any], cap: int) -> ToolResult:
     if old == new:
         raise ToolError("'old' and 'new' are identical; nothing to change")
     real = ws.resolve(path)
+    ws.refuse_protected(path, real)
     shown = ws.display(real)
     fd = _open_existing(ws, real, os.O_RDWR)
     try:

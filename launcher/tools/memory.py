@@ -12,6 +12,7 @@ from launcher.errors import ToolError
 from launcher.tools.common import get_opt_str, get_str, in_thread
 from launcher.tools.workspace import open_beneath, refuse_hard_links
 from launcher.toolset.types import ToolEntry, ToolResult
+from launcher.trust import MODEL_MEMORY
 
 MAX_MEMORY_BYTES = 64 * 1024
 """One memory is a note, not a data store; larger writes are refused."""
@@ -26,9 +27,9 @@ def memory_dir(agent: str, scope: MemoryScope, workspace: Path, home: Path) -> P
     """Where `agent`'s memories live for `scope` (the directory need not exist yet)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", agent).lstrip(".") or "_"
     if scope == "project":
-        return workspace / ".subagent" / "memory" / safe
+        return workspace / MODEL_MEMORY[0] / safe
     if scope == "local":
-        return workspace / ".subagent" / "memory-local" / safe
+        return workspace / MODEL_MEMORY[1] / safe
     if scope == "user":
         return home / ".config" / "subagent" / "memory" / safe
     raise ValueError(f"unknown memory scope {scope!r}")

@@ -143,7 +143,11 @@ def builtin_entries(
     unknown = wanted - set(BUILTIN_TOOLS)
     if unknown:
         raise ValueError(f"unknown built-in tools: {', '.join(sorted(unknown))}")
-    ws = Workspace(workspace)
+    from launcher.trust import protected_set
+
+    # The sandbox's set is the session's, taken when it started; without one, now.
+    protected = sandbox.guard.protected if sandbox is not None else protected_set(workspace)
+    ws = Workspace(workspace, protected)
     entries = []
     for name in BUILTIN_TOOLS:
         if name not in wanted:

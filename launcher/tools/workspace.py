@@ -9,6 +9,7 @@ from pathlib import Path, PurePath
 
 from launcher.errors import ToolError
 from launcher.secrets import is_secret_file
+from launcher.trust import Protected
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 """How each directory on the way to a file is opened: never through a symlink."""
@@ -96,10 +97,22 @@ def refuse_hard_links(fd: int, shown: str) -> os.stat_result:
 class Workspace:
     """The directory file tools may touch; paths resolve inside it or are refused."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, protected: Protected | None = None) -> None:
         # The root's own symlinks (e.g. /tmp on macOS) are resolved once so that
         # every containment check compares real paths with real paths.
         self.root = Path(os.path.realpath(root))
+        self.protected = protected
+        """Places the write tools refuse (launcher/trust); None: none."""
+
+    def refuse_protected(self, path: str, real: Path) -> None:
+        """ToolError when `path` (resolved to `real`) is a protected place or under one."""
+        if self.protected is None:
+            return
+        given = Path(path)
+        lexical = Path(os.path.normpath(given if given.is_absolute() else self.root / given))
+        why = self.protected.refusal(real, lexical)
+        if why is not None:
+            raise ToolError(why)
 
     def resolve(self, path: str) -> Path:
         """Return the real path for `path` (relative to the root), refusing escapes.

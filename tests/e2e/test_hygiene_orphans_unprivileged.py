@@ -51,6 +51,9 @@ while True:
     if os.fork():
         os._exit(0)
 """
+SWEEP_LIMIT_S = 60.0
+"""After the launcher ended: its watchdog (after a SIGKILL, alone) finds and ends every escapee;
+on a 2-core box at load 50 its sweep and stop ladder were seen to pass 10 s."""
 BEAT_LIMIT_S = 5.0
 """A live re-forker rewrites its beat file every 20 ms; this long without one: gone."""
 
@@ -229,7 +232,7 @@ def test_no_escape_outlives_an_unprivileged_session(end: str) -> None:
         status = _run(root, end, commands, marks)
         expected = {"normal": 0, "SIGKILL": -signal.SIGKILL}.get(end)
         assert status == (expected if expected is not None else 128 + signal.Signals[end])
-        wait_until(lambda: not _processes_with(marks), GONE_LIMIT_S)
+        wait_until(lambda: not _processes_with(marks), SWEEP_LIMIT_S)
         survivors = _processes_with(marks)
         assert survivors == {}, f"outlived the session ({end}): {survivors}"
     finally:

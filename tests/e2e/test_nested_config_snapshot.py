@@ -5,10 +5,11 @@ The parent's project config lives in the workspace (`./.subagent/`, no `--config
 Mid-run, `.mcp.json` and `.subagent/mcp.json` gain a server of the model's (it leaves a
 marker when it starts) and the child's agent file is rewritten to select it. Then the
 parent delegates to the child. Written by the shell with `sandbox: off`, or by the test
-itself while a `--sandbox required` run waits: either way the test does not depend on the
-sandbox refusing the writes. What must keep working: the child runs, with its own
-(original) scope, and answers. Likewise a Claude Code settings file written mid-run adds
-no hook the launcher would run for a Claude Code child.
+itself while a `--sandbox required` run (whose agent may write config) waits: either way
+the test does not depend on the sandbox refusing or undoing the writes. What must keep
+working: the child runs, with its own (original) scope, and answers. Likewise a Claude
+Code settings file written mid-run adds no hook the launcher would run for a Claude Code
+child.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def test_a_child_never_reads_config_the_parents_shell_wrote(
 def test_under_a_required_sandbox_a_child_uses_the_top_sessions_config(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    p = Project(tmp_path, parent_sandbox="required")
+    # write_config: the sandbox lets the config be changed, so what holds is the snapshot.
+    p = Project(tmp_path, parent_sandbox="{mode: required, write_config: true}")
     started, go = p.ws / "started", p.ws / "go"
     p.script(
         f"touch {started}; for i in $(seq {WAIT_STEPS}); do [ -e {go} ] && exit 0; sleep 0.1;"

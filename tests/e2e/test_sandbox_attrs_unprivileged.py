@@ -58,9 +58,11 @@ def _attack(root: Path, prefix: list[str]) -> None:
         f"chmod 700 {home}; echo chmod-home $?",
         # Allowed: the workspace's own files, and git there.
         "echo x > f && chmod 755 f && touch -d 2001-01-01 f && stat -c %a f",
-        "git init -q . && git add f && git -c user.email=a@b.c -c user.name=t commit -q -m one"
+        # The user's repository (made before the run: a new one the model makes is undone).
+        "git add f && git -c user.email=a@b.c -c user.name=t commit -q -m one"
         " && git log --oneline | wc -l",
     ]
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
     before = victim.stat()
     modes = (outside.stat().st_mode, home.stat().st_mode)
     out = _run_as_user(root, prefix, commands)

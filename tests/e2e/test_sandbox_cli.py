@@ -15,7 +15,10 @@ pytestmark = pytest.mark.e2e
 AGENTS = {
     "plain": "---\nname: plain\ntools: [bash]\n---\nRun.\n",
     "strict": "---\nname: strict\nsandbox: required\n---\nRun.\n",
-    "online": "---\nname: online\nsandbox: {network: true, deny_read: [~/keys]}\n---\nRun.\n",
+    "online": (
+        "---\nname: online\nsandbox: {network: true, deny_read: [~/keys], write_config: true}\n"
+        "---\nRun.\n"
+    ),
     "loose": "---\nname: loose\nsandbox: off\n---\nRun.\n",
 }
 
@@ -35,9 +38,16 @@ def test_agents_json_shows_each_agents_sandbox(tmp_path: Path, subagent: Subagen
         "mode": "on",
         "network": True,
         "deny_read": ["~/keys"],
+        "write_config": True,
         "unavailable": rows["online"]["unavailable"],
     }
-    assert rows["loose"] == {"mode": "off", "network": False, "deny_read": [], "unavailable": None}
+    assert rows["loose"] == {
+        "mode": "off",
+        "network": False,
+        "deny_read": [],
+        "write_config": False,
+        "unavailable": None,
+    }
 
     gone = subagent.run(
         "agents", "--json", "--config-dir", str(config), env={"SUBAGENT_SANDBOX_MECHANISM": "none"}

@@ -71,8 +71,9 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
         f"touch {p.home}/new-in-home",
         # Allowed: the workspace, git, python, reading the system.
         "echo inside > inside.txt && cat inside.txt",
-        "git init -q . && git -c user.email=a@b.c -c user.name=t commit -q --allow-empty -m one"
-        " && git log --oneline | wc -l",
+        # A new repository at the top would be a `.git` the session did not start with.
+        "git init -q sub && git -C sub -c user.email=a@b.c -c user.name=t commit -q"
+        " --allow-empty -m one && git -C sub log --oneline | wc -l",
         _py("print(6 * 7)"),
         "ls /usr",
         'f=$(mktemp) && echo tmp > "$f" && mkdir -p "$XDG_CACHE_HOME/go" && cat "$f"',

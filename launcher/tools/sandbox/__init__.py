@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,15 @@ from launcher.config.sandbox_field import parse_mode
 from launcher.config.types import SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
 from launcher.procs import cgroup
+from launcher.procs.watchdog import TMP_PREFIX
 from launcher.tools.sandbox import namespaces
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
 from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
 from launcher.tools.sandbox.readonly import Holder, nsenter
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
+from launcher.trust import Protected, protected_set
+from launcher.trust.guard import Guard
 
 __all__ = [
     "LEGACY_VAR",
@@ -86,7 +89,10 @@ class ShellSandbox:
         state_home: Path,
         home: Path,
         env: Mapping[str, str] | None = None,
+        on_tmp: Callable[[Path], None] | None = None,
     ) -> None:
+        """`on_tmp` is told the private temporary directory once made (the watchdog removes
+        it if the launcher dies)."""
         # None: the agent omitted the field and no config default was applied (`on`).
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
@@ -95,10 +101,19 @@ class ShellSandbox:
         if self.problem is None and self.namespaces:
             self.problem = namespaces_problem()
         self._where = (workspace, state_home, home)
+        # Taken now, when the session starts: what the model may not change is as it is.
+        # `off`: the shell is the user, who may write anywhere; nothing is protected.
+        protected = (
+            Protected()
+            if self.mode is SandboxMode.OFF
+            else protected_set(workspace, write_config=settings.write_config)
+        )
+        self.guard = Guard(protected)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
         self._tmp: Path | None = None
+        self._on_tmp = on_tmp
 
     @property
     def confined(self) -> bool:
@@ -114,9 +129,16 @@ class ShellSandbox:
         """This session's policy (creates its private temporary directory)."""
         workspace, state_home, home = self._where
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="subagent-tmp-"))
+            self._tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX))
+            if self._on_tmp is not None:
+                self._on_tmp(self._tmp)
         return build_policy(
-            self.settings, workspace=workspace, state_home=state_home, home=home, tmp=self._tmp
+            self.settings,
+            workspace=workspace,
+            state_home=state_home,
+            home=home,
+            tmp=self._tmp,
+            protected=self.guard.protected.paths(),
         )
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
@@ -157,8 +179,15 @@ class ShellSandbox:
                 self._spawner = ConfinedSpawner(policy)
             return self._spawner
 
+    def restore_protected(self) -> list[str]:
+        """Put back what the model's processes (all gone by now) changed in the protected
+        places; the places put back."""
+        return self.guard.restore()
+
     def close(self) -> None:
-        """End the confined thread and remove the private temporary directory."""
+        """End the confined thread, put the protected places back, and remove the private
+        temporary directory."""
+        self.restore_protected()
         with self._lock:
             spawner, self._spawner = self._spawner, None
             tmp, self._tmp = self._tmp, None
@@ -218,5 +247,6 @@ def describe(settings: SandboxSettings, env: Mapping[str, str] | None = None) ->
         "mode": str(mode),
         "network": settings.network,
         "deny_read": list(settings.deny_read),
+        "write_config": settings.write_config,
         "unavailable": None if mode is SandboxMode.OFF else mechanism_problem(env),
     }

@@ -1,11 +1,12 @@
 """The one place a `SandboxPolicy` is enforced, and the one place that knows whether it can be.
 
-Linux: Landlock (files, TCP, signals, ptrace of anything outside the sandbox) and a
-seccomp filter (no sockets without network; never root's ways past Landlock; never the
-launcher's memory or threads) on the calling thread, after it dropped every capability
-and (root) made the world outside the writable roots read-only (privileges.py; not root:
-readonly.py's holder); every process that thread starts inherits all of it and can never
-shed it. macOS: `sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
+Linux: where the thread may have a mount namespace (root), the world outside the writable
+roots made read-only (privileges.py; not root: readonly.py's holder) and the protected places
+inside them bound read-only (mounts.py); Landlock (files, TCP, signals, ptrace of anything
+outside the sandbox) and a seccomp filter (no sockets without network; never root's ways past
+Landlock; never the launcher's memory or threads) on the calling thread, after it dropped every
+capability; every process that thread starts inherits all of it and can never shed it. macOS:
+`sandbox-exec` with a generated profile (not tested here). Elsewhere: none.
 
 `SUBAGENT_SANDBOX_MECHANISM=none` makes this machine look like one without a mechanism
 (to try `sandbox: required` and the "unavailable" path); `auto` (the default) probes.
@@ -30,10 +31,12 @@ _probed: dict[str, str | None] = {}
 def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = False) -> None:
     """Confine the calling thread and all it will start; irreversible. OSError if refused.
 
-    Root first gets a read-only world outside the writable roots; every caller loses the
-    capabilities its children could regain. `guard_launcher`: this thread is one of the
-    launcher's, so signals to this process, its group and this thread are refused too."""
+    Root first gets a read-only world outside the writable roots and the protected places
+    bound read-only; every caller loses the capabilities its children could regain.
+    `guard_launcher`: this thread is one of the launcher's, so signals to this process, its
+    group and this thread are refused too."""
     from launcher.tools.sandbox.landlock import restrict_thread
+    from launcher.tools.sandbox.mounts import protect_read_only
     from launcher.tools.sandbox.privileges import can_remount, drop_capabilities, read_only_outside
     from launcher.tools.sandbox.seccomp import filter_thread, protected_ids
 
@@ -42,6 +45,8 @@ def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = Fals
             read_only_outside(policy.writable, policy.writable_files)
         except OSError as exc:  # the rest still holds: better than no confinement at all
             logging.getLogger(__name__).warning("sandbox: no read-only world (%s)", exc)
+    # Before Landlock, which forbids mounting, and before the capabilities go.
+    protect_read_only(policy.protected)
     drop_capabilities()
     restrict_thread(policy)
     protect: tuple[int, ...] = ()
@@ -105,6 +110,7 @@ def macos_profile(policy: SandboxPolicy) -> str:
     lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
     lines += [f"(allow file-write* (subpath {quoted(p)}))" for p in policy.writable]
     lines += [f"(allow file-write* (literal {quoted(p)}))" for p in policy.writable_files]
+    lines += [f"(deny file-write* (subpath {quoted(p)}))" for p in policy.protected]
     lines += [f"(deny file-read* (subpath {quoted(p)}))" for p in policy.deny_read]
     if not policy.network:
         lines.append("(deny network*)")

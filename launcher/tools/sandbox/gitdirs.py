@@ -1,45 +1,28 @@
-"""Where git writes for a workspace that is a linked worktree (`isolation: worktree`).
+"""Where git writes for a workspace that is a linked worktree the user made (`git worktree add`).
 
 A linked worktree keeps its index and HEAD in the main repository's
-`.git/worktrees/NAME/`, its objects in `.git/objects/`, and its branch under
-`.git/refs/heads/`: all outside the workspace. The sandbox lets the shell write those —
-the branch's directory only for the `subagent/` branches the launcher made — so
-`git add` and `git commit` work there as they do in an ordinary checkout.
+`.git/worktrees/NAME/`, its objects in `.git/objects/`, and its refs and logs beside them:
+all outside the workspace. The sandbox lets the shell write those parts, so `git add` and
+`git commit` work there as they do in an ordinary checkout.
+
+The `.git` file that names them is workspace content, which the model may have written in
+an earlier session: it is believed only when git's own back-link holds
+(launcher/trust), and then only objects, refs, logs and the worktree's own directory
+(its index, HEAD) become writable — never the common dir itself, its config or hooks.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-OWN_BRANCHES = "refs/heads/subagent/"
-"""The prefix of the branches `isolation: worktree` creates (launcher/worktree.py)."""
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return ""
+from launcher.trust import linked_worktree
 
 
 def worktree_git_dirs(workspace: Path) -> tuple[Path, ...]:
-    """The directories outside `workspace` git must write to work in it; () if none."""
-    for root in (workspace, *workspace.parents):
-        dot_git = root / ".git"
-        if dot_git.is_dir():
-            return ()  # an ordinary checkout: everything is inside
-        if dot_git.is_file():
-            break
-    else:
+    """The directories outside `workspace` git must write to commit in it; () if none."""
+    found = linked_worktree(workspace)
+    if found is None:
         return ()
-    line = _read(dot_git)
-    if not line.startswith("gitdir:"):
-        return ()
-    gitdir = (root / line.removeprefix("gitdir:").strip()).resolve()
-    common_rel = _read(gitdir / "commondir")
-    common = (gitdir / common_rel).resolve() if common_rel else gitdir
-    found = [gitdir, common / "objects"]
-    head = _read(gitdir / "HEAD").removeprefix("ref:").strip()
-    if head.startswith(OWN_BRANCHES):
-        found += [common / OWN_BRANCHES, common / "logs" / OWN_BRANCHES]
-    return tuple(p for p in found if p.is_dir())
+    gitdir, common = found
+    parts = [gitdir, common / "objects", common / "refs", common / "logs"]
+    return tuple(p for p in parts if p.is_dir() and not p.is_symlink())

@@ -3,7 +3,7 @@
     python -I -S .../launcher/tools/sandbox/helper.py POLICY -- COMMAND [ARG]...
 
 POLICY is `SandboxPolicy.to_json()` as a JSON string or a file holding it. Run by path
-it imports nothing of the package but landlock.py and seccomp.py (tens of milliseconds,
+it imports nothing of the package but mounts.py, landlock.py and seccomp.py (tens of milliseconds,
 not the package's start-up). Sessions use it only under `SUBAGENT_BASH_SANDBOX=1`, behind
 `unshare` (namespaces.py), where the confined thread cannot be the parent; it is also the
 way to run one command by hand as the model's shell runs, or as another user.
@@ -38,6 +38,7 @@ def _policy(raw: str) -> SimpleNamespace:
         return tuple(Path(str(p)) for p in data.get(key, []))
 
     return SimpleNamespace(
+        protected=paths("protected"),
         deny_read=paths("deny_read"),
         writable=paths("writable"),
         writable_files=paths("writable_files"),
@@ -56,6 +57,9 @@ def main(argv: list[str]) -> int:
         print(f"sandbox helper: cannot read the policy: {exc}", file=sys.stderr)
         return 2
     try:
+        # A mount namespace of its own first (run by hand as root, the binds must not
+        # reach the caller's); inside `unshare --user` it is allowed unprivileged.
+        _sibling("mounts").protect_read_only(policy.protected)
         # The process has one thread: confining it confines the process.
         _sibling("landlock").restrict_thread(policy)
         _sibling("seccomp").filter_thread(policy.network)

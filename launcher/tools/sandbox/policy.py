@@ -61,11 +61,17 @@ class SandboxPolicy:
     network: bool = False
     writable_files: tuple[Path, ...] = field(default=tuple(Path(p) for p in DEVICE_FILES))
     """Single files (devices, the session cgroup's `cgroup.procs`) the command may write."""
+    protected: tuple[Path, ...] = ()
+    """Paths in the writable roots the command may not change (launcher/trust)."""
 
     def with_writable_file(self, path: Path) -> SandboxPolicy:
         """The same policy, also allowed to write the one file `path`."""
         return SandboxPolicy(
-            self.deny_read, self.writable, self.network, (*self.writable_files, path)
+            self.deny_read,
+            self.writable,
+            self.network,
+            (*self.writable_files, path),
+            self.protected,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -75,6 +81,7 @@ class SandboxPolicy:
             "writable": [str(p) for p in self.writable],
             "network": self.network,
             "writable_files": [str(p) for p in self.writable_files],
+            "protected": [str(p) for p in self.protected],
         }
 
     @classmethod
@@ -91,6 +98,7 @@ class SandboxPolicy:
             paths("writable"),
             bool(data.get("network")),
             paths("writable_files"),
+            paths("protected"),
         )
 
 
@@ -118,8 +126,10 @@ def build_policy(
     state_home: Path,
     home: Path,
     tmp: Path,
+    protected: tuple[Path, ...] = (),
 ) -> SandboxPolicy:
-    """The policy for one session: its workspace and private `tmp` writable, secrets denied."""
+    """The policy for one session: its workspace and private `tmp` writable but the
+    `protected` paths in them (launcher/trust), secrets denied."""
     return SandboxPolicy(
         deny_read=denied_paths(state_home, home, settings.deny_read),
         writable=(
@@ -129,4 +139,5 @@ def build_policy(
             *worktree_git_dirs(Path(os.path.realpath(workspace))),
         ),
         network=settings.network,
+        protected=protected,
     )

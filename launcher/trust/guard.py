@@ -1,0 +1,407 @@
+"""Putting the protected places back: a copy taken when the session starts, compared and
+restored after every shell command (its processes gone) and at the session's end.
+
+Everything is done at directory fds, never through a link: a place the model turned into
+a symlink (or whose parent it did) is removed, not followed. Only what the model made or
+changed is touched: an entry that was not there at the start is removed whole, a changed
+one rewritten from the copy. A file too large to copy (or a tree too deep or too wide) is
+compared by size and time, and reported, never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from launcher.trust import Place, Protected
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+"""File contents kept in all; a file past this is compared by size and time."""
+MAX_ENTRIES = 20_000
+"""Entries looked at per place; past this the place counts as changed."""
+MAX_DEPTH = 64
+"""Directory levels looked at below a place; deeper counts as changed."""
+OVERFLOW = "\x00overflow"
+"""The name of the entry that marks a tree cut short (never a real file name)."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Node:
+    """One entry as it was: its kind (file, dir, link, other), mode, size, time, bytes."""
+
+    kind: str
+    mode: int
+    size: int = 0
+    mtime_ns: int = 0
+    data: bytes | None = None  # a file's bytes, a link's target; None: not kept
+
+
+Tree = dict[str, Node]
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.bytes = MAX_SNAPSHOT_BYTES
+
+
+def _file_bytes(parent: int, name: str, size: int, budget: _Budget) -> bytes | None:
+    if size > budget.bytes:
+        return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=parent)
+    except OSError:
+        return None
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > budget.bytes:
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    budget.bytes -= total
+    return b"".join(chunks)
+
+
+def _capture(
+    parent: int,
+    name: str,
+    rel: str,
+    tree: Tree,
+    budget: _Budget,
+    depth: int,
+    skip: tuple[str, ...] = (),
+    way: frozenset[str] = frozenset(),
+) -> None:
+    if rel in skip:
+        return  # the model's own (its memory): neither copied nor put back
+    if len(tree) >= MAX_ENTRIES or depth > MAX_DEPTH:
+        tree[f"{rel}/{OVERFLOW}"] = Node("other", 0)
+        return
+    try:
+        st = os.lstat(name, dir_fd=parent)
+    except OSError:
+        return
+    mode, perms = st.st_mode, stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(mode):
+        target = os.fsencode(os.readlink(name, dir_fd=parent))
+        tree[rel] = Node("link", perms, st.st_size, st.st_mtime_ns, target)
+    elif stat.S_ISREG(mode):
+        data = _file_bytes(parent, name, st.st_size, budget)
+        tree[rel] = Node("file", perms, st.st_size, st.st_mtime_ns, data)
+    elif stat.S_ISDIR(mode):
+        if rel not in way:  # a directory on the way to the model's own is not a change
+            tree[rel] = Node("dir", perms)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError:
+            tree[f"{rel}/{OVERFLOW}"] = Node("other", 0)  # unreadable: cannot vouch for it
+            return
+        try:
+            for entry in sorted(os.listdir(fd)):
+                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1, skip, way)
+        finally:
+            os.close(fd)
+    else:
+        tree[rel] = Node("other", perms, st.st_size, st.st_mtime_ns)
+
+
+def snapshot(place: Place, budget: _Budget | None = None) -> Tree:
+    """The place as it is (keys: paths relative to its base); where a component on the way
+    is not a directory (a symlink the model made, say), that component, and nothing below."""
+    budget = budget or _Budget()
+    tree: Tree = {}
+    try:
+        fd = os.open(place.base, _DIR_FLAGS)
+    except OSError:
+        return tree
+    parts = PurePosixPath(place.rel).parts
+    try:
+        for depth, part in enumerate(parts[:-1], 1):
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                _capture(fd, part, "/".join(parts[:depth]), tree, budget, 0)
+                return tree
+            os.close(fd)
+            fd = child
+        way = frozenset(_ancestors(place.open))
+        _capture(fd, parts[-1], place.rel, tree, budget, 0, place.open, way)
+    finally:
+        os.close(fd)
+    return tree
+
+
+def _differs(old: Node, new: Node) -> bool:
+    if (old.kind, old.mode) != (new.kind, new.mode):
+        return True
+    if old.kind == "dir":
+        return False
+    if old.data is not None and new.data is not None:
+        return old.data != new.data
+    return (old.size, old.mtime_ns) != (new.size, new.mtime_ns)
+
+
+def complete(tree: Tree) -> bool:
+    """Whether every entry of `tree` can be put back as it was."""
+    return not any(
+        key.endswith(OVERFLOW) or (n.kind in ("file", "link") and n.data is None)
+        for key, n in tree.items()
+    )
+
+
+def _under(rel: str, top: str) -> bool:
+    return rel == top or rel.startswith(top + "/")
+
+
+def _depth(rel: str) -> int:
+    return rel.count("/")
+
+
+def _open_dir(base: int, parts: tuple[str, ...]) -> int:
+    """An fd on `parts` below `base`, never through a link (OSError otherwise)."""
+    fd = os.dup(base)
+    for part in parts:
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """Remove `name` under `parent`, a directory at any depth, never following a link:
+    sub-directories are moved up beside it first, so nothing recurses."""
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        try:
+            st = os.lstat(current, dir_fd=parent)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(current, dir_fd=parent)
+            continue
+        if stat.S_IMODE(st.st_mode) & 0o700 != 0o700:  # a 0000 directory the model made
+            _open_up(parent, current)
+        fd = os.open(current, _DIR_FLAGS, dir_fd=parent)
+        try:
+            for child in os.listdir(fd):
+                if stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+                    hoisted = f".subagent-removing-{secrets.token_hex(6)}"
+                    os.rename(child, hoisted, src_dir_fd=fd, dst_dir_fd=parent)
+                    pending.append(hoisted)
+                else:
+                    os.unlink(child, dir_fd=fd)
+        finally:
+            os.close(fd)
+        os.rmdir(current, dir_fd=parent)
+
+
+def _open_up(parent: int, name: str) -> None:
+    """Give the owner rwx on directory `name` (not through a link where Linux can say so)."""
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path:
+        os.chmod(name, 0o700, dir_fd=parent)
+        return
+    fd = os.open(name, o_path | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+    finally:
+        os.close(fd)
+
+
+def _make(parent: int, name: str, node: Node) -> None:
+    """Create `name` under `parent` as `node` was (a directory 0700 until its mode is set)."""
+    if node.kind == "dir":
+        os.mkdir(name, 0o700, dir_fd=parent)
+    elif node.kind == "link" and node.data is not None:
+        os.symlink(os.fsdecode(node.data), name, dir_fd=parent)
+    elif node.kind == "file" and node.data is not None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags, 0o600, dir_fd=parent)
+        try:
+            view = memoryview(node.data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, node.mode)
+            os.utime(fd, ns=(node.mtime_ns, node.mtime_ns))
+        finally:
+            os.close(fd)
+
+
+def _replace(root: int, rel: str, node: Node | None) -> None:
+    """Remove what is at `rel` (below `root`) and, given `node`, make it again."""
+    parts = PurePosixPath(rel).parts
+    fd = _open_dir(root, parts[:-1])
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            remove_tree(fd, parts[-1])
+        if node is not None:
+            _make(fd, parts[-1], node)
+    finally:
+        os.close(fd)
+
+
+def put_back(place: Place, before: Tree, now: Tree) -> list[str]:
+    """Make the place what `before` says; the entries that could not be (not kept)."""
+    root = os.open(place.base, _DIR_FLAGS)
+    try:
+        return _put_back(root, before, now)
+    finally:
+        os.close(root)
+
+
+def _ancestors(paths: tuple[str, ...]) -> set[str]:
+    """Every directory on the way to `paths` (which hold what stays the model's)."""
+    found: set[str] = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        found.update("/".join(parts[:n]) for n in range(1, len(parts)))
+    return found
+
+
+def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
+    lost: list[str] = []
+    gone: list[str] = []  # removed whole: what was under them is made again from `before`
+    for rel in sorted(now, key=_depth):
+        if any(_under(rel, top) for top in gone):
+            continue
+        old, new = before.get(rel), now[rel]
+        if rel.endswith(OVERFLOW):
+            rel = rel.removesuffix(f"/{OVERFLOW}")
+            old = None
+        elif old is not None and not _differs(old, new):
+            continue
+        if old is not None and old.kind == new.kind == "dir":
+            _chmod(root, rel, old.mode | 0o700)  # writable until the last pass sets it
+            continue
+        if old is not None and old.kind == "file" and old.data is None:
+            lost.append(rel)  # never deleted: it could not be made again
+            continue
+        _replace(root, rel, None)
+        gone.append(rel)
+    for rel in sorted(before, key=_depth):
+        if rel.endswith(OVERFLOW) or (rel in now and not any(_under(rel, t) for t in gone)):
+            continue
+        node = before[rel]
+        if node.kind in ("file", "link") and node.data is None:
+            lost.append(rel)
+            continue
+        if node.kind == "other":
+            continue
+        _make_below(root, PurePosixPath(rel).parts, node)
+    for rel in sorted(before, key=_depth, reverse=True):  # a 0555 one last: filled first
+        if before[rel].kind == "dir":
+            _chmod(root, rel, before[rel].mode)
+    return lost
+
+
+def _chmod(root: int, rel: str, mode: int) -> None:
+    parts = PurePosixPath(rel).parts
+    with contextlib.suppress(OSError):
+        parent = _open_dir(root, parts[:-1])
+        try:
+            fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=parent)
+        finally:
+            os.close(parent)
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+
+def _make_below(root: int, parts: tuple[str, ...], node: Node) -> None:
+    """Make `parts` (its parents remade as directories where the model removed them)."""
+    fd = os.dup(root)
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, 0o700, dir_fd=fd)
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        with contextlib.suppress(FileNotFoundError):
+            remove_tree(fd, parts[-1])
+        _make(fd, parts[-1], node)
+    finally:
+        os.close(fd)
+
+
+class Guard:
+    """The protected places as they were when the session started; `restore` puts back
+    whatever changed since (the model's processes must be gone when it is called)."""
+
+    def __init__(self, protected: Protected) -> None:
+        self.protected = protected
+        budget = _Budget()
+        self._before = [(place, snapshot(place, budget)) for place in protected.places]
+        # Directories on the way to the model's own that were there: never removed.
+        self._had = {
+            (p.base, way)
+            for p in protected.places
+            for way in _ancestors(p.open)
+            if os.path.lexists(p.base / way)
+        }
+
+    def _now(self, place: Place, before: Tree, budget: _Budget) -> Tree | None:
+        now = snapshot(place, budget)
+        if before.keys() != now.keys():
+            return now
+        return now if any(_differs(old, now[key]) for key, old in before.items()) else None
+
+    def changed(self) -> list[str]:
+        """The places that differ from their copies."""
+        budget = _Budget()
+        return [p.rel for p, before in self._before if self._now(p, before, budget) is not None]
+
+    def restore(self) -> list[str]:
+        """Put every changed place back; the places put back (or that could not be).
+        Each is looked at just before it is put back: one place's repair (a `.git` symlink
+        removed) changes what the next one sees."""
+        said: list[str] = []
+        budget = _Budget()
+        for place, before in self._before:
+            now = self._now(place, before, budget)
+            if now is None:
+                continue
+            if not complete(before):  # what cannot be made again is never removed
+                said.append(f"{place.rel} (changed; too large to put back)")
+                continue
+            try:
+                lost = put_back(place, before, now)
+            except OSError as exc:
+                said.append(f"{place.rel} (could not be put back: {exc.strerror})")
+                continue
+            said.append(place.rel + (f" (not put back: {', '.join(lost)})" if lost else ""))
+            self._tidy(place)
+        return said
+
+    def _tidy(self, place: Place) -> None:
+        """Remove the now empty directories on the way to the model's own it made."""
+        for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
+            if (place.base, way) not in self._had:
+                with contextlib.suppress(OSError):
+                    parts = PurePosixPath(way).parts
+                    root = os.open(place.base, _DIR_FLAGS)
+                    try:
+                        parent = _open_dir(root, parts[:-1])
+                    finally:
+                        os.close(root)
+                    try:
+                        os.rmdir(parts[-1], dir_fd=parent)
+                    finally:
+                        os.close(parent)

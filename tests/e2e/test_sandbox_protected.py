@@ -1,0 +1,357 @@
+"""What the model writes is never trusted (issue 28, items 1, 2, 4 and 9).
+
+Each test is a hole, run as an unprivileged user (through `setpriv` when the tests run as
+root) and as root, beside what must keep working:
+
+- the model rewrites a hook script under `.claude/`, writes `.subagent/mcp.json` and
+  `.mcp.json`, plants `.git/hooks/post-checkout`: all put back, so the next run starts no
+  server of the model's; its `git add`, `commit`, `branch`, `stash`, `checkout -b` work;
+- a `.git` FILE in a plain workspace (`gitdir: $HOME`, `gitdir: /`), planted by the model
+  or left by an earlier session: the next session writes nothing outside the workspace;
+- a linked worktree the user made before the run still commits;
+- a launcher SIGKILLed mid-command leaves no private `$TMPDIR`;
+- an unusable SUBAGENT_HOME exits 2 naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher.tools.sandbox import mechanism_problem
+from launcher.tools.sandbox.namespaces import UNSHARE_FLAGS, namespaces_problem
+from tests.e2e.conftest import parse_events
+from tests.e2e.isolation_support import RUN_LIMIT_S, World, world
+from tests.e2e.unprivileged import NOBODY, user_can, user_prefix
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="setpriv and Landlock"),
+    pytest.mark.skipif(
+        mechanism_problem() is not None, reason=f"no sandbox here: {mechanism_problem()}"
+    ),
+]
+WHO = ["nobody", "root"]
+WAIT_S = 120.0
+"""How long a condition may take on a loaded box."""
+USER_HOOK = "#!/bin/sh\necho the user's check\n"
+
+
+def _env(w: World, home: Path | None = None) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home or w.root / "home"),
+        "SUBAGENT_HOME": str(w.state),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **_extra_env,
+    }
+
+
+_extra_env: dict[str, str] = {}
+
+
+def _argv(who: str) -> list[str]:
+    if who == "root":
+        if os.geteuid() != 0:
+            pytest.skip("not root")
+        return [sys.executable, "-m", "launcher.cli"]
+    prefix, _ = user_prefix()
+    return [*prefix, sys.executable, "-m", "launcher.cli"]
+
+
+def _own(w: World, who: str) -> None:
+    if who == "nobody" and os.geteuid() == 0:
+        for path in [w.root, *w.root.rglob("*")]:
+            os.lchown(path, NOBODY, NOBODY)
+
+
+def launch(
+    w: World, who: str, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`subagent ARGS` as `who`, in `cwd` (the world's root)."""
+    argv = _argv(who)
+    _own(w, who)
+    return subprocess.run(
+        [*argv, *args],
+        cwd=cwd or w.root,
+        env=_env(w),
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def script(w: World, name: str, calls: list[tuple[str, dict[str, Any]]]) -> Path:
+    """A scripted model: each (tool, args) one call in a turn of its own, then done."""
+    steps: list[dict[str, Any]] = [{"call": [{"tool": t, "args": a}]} for t, a in calls]
+    path = w.root / f"{name}.json"
+    path.write_text(json.dumps({"steps": [*steps, {"say": "done"}]}))
+    return path
+
+
+def shell(w: World, who: str, workspace: Path, name: str, calls: list[Any]) -> list[Any]:
+    """One session of the shell agent (bash, write) in `workspace`; its tool results."""
+    calls = [("bash", {"command": c}) if isinstance(c, str) else c for c in calls]
+    model = f"scripted:{script(w, name, calls)}"
+    base = ["spawn", "--json", "--config-dir", str(w.config), "--workspace", str(workspace)]
+    run = launch(w, who, *base, "--model", model, "shell", "go")
+    assert run.returncode == 0, run.stderr
+    return [e for e in parse_events(run.stdout) if e["type"] == "tool_result"]
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_config_and_what_git_runs_stay_the_users(who: str) -> None:
+    with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
+        marks = w.root / "marks"
+        marks.mkdir()
+        server = {"mcpServers": {"evil": {"command": "sh", "args": ["-c", f"touch {marks}/s"]}}}
+        planted = json.dumps(server)
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "plant",
+            [
+                f"printf '#!/bin/sh\\ntouch {marks}/hook\\n' > .claude/hooks/check.sh",
+                f"mkdir -p .subagent && printf '%s' '{planted}' > .subagent/mcp.json",
+                f"printf '%s' '{planted}' > .mcp.json",
+                f"printf '#!/bin/sh\\ntouch {marks}/git\\n' > .git/hooks/post-checkout"
+                " && chmod +x .git/hooks/post-checkout",
+                ("write", {"path": ".mcp.json", "content": planted}),
+                ("write", {"path": ".vscode/mcp.json", "content": planted}),
+                # What must keep working in the workspace's repository:
+                "echo new > new.txt && git add new.txt && git -c user.name=m -c user.email=m@x"
+                " commit -qm new && git branch side && git checkout -qb feature"
+                " && echo more >> new.txt && git stash -q && git stash pop -q"
+                " && git checkout -q main && git checkout -q feature",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [True] * 6 + [False], results
+        # Undone after the command, or (where a mount namespace can be had) refused.
+        said = [r["content"].lower() for r in results[:6]]
+        assert all("protected" in c or "read-only file system" in c for c in said), said
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
+        for gone in (".subagent", ".mcp.json", ".vscode", ".git/hooks/post-checkout"):
+            assert not os.path.lexists(w.repo / gone), gone
+        assert w.git("log", "--format=%s", "feature").split() == ["new", "first"]
+        assert "side" in w.git("branch", "--format=%(refname:short)").split()
+        # The next run reads the workspace's config: no server of the model's starts.
+        say = script(w, "say", [])
+        nxt = launch(w, who, "spawn", "--model", f"scripted:{say}", "general-purpose", "go",
+                     cwd=w.repo)  # fmt: skip
+        assert nxt.returncode == 0, nxt.stderr
+        w.git("checkout", "-q", "main")  # the user's own checkout runs no planted hook
+        assert sorted(p.name for p in marks.iterdir()) == []
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_write_config_lets_an_agent_edit_config_but_not_git_hooks(who: str) -> None:
+    with world() as w:
+        agent = w.config / "agents" / "shell.md"
+        agent.write_text(
+            agent.read_text().replace("---\nRun", "sandbox:\n  write_config: true\n---\nRun")
+        )
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "config",
+            [
+                "mkdir -p .subagent && echo '{}' > .subagent/mcp.json",
+                "echo hook > .git/hooks/pre-commit",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [False, True], results
+        assert (w.repo / ".subagent/mcp.json").read_text() == "{}\n"
+        assert not (w.repo / ".git/hooks/pre-commit").exists()
+
+
+@pytest.mark.parametrize("who", WHO)
+@pytest.mark.parametrize("target", ["home", "root"])
+@pytest.mark.parametrize("planted_by", ["model", "earlier"])
+def test_a_git_file_never_widens_the_next_sessions_writes(
+    who: str, target: str, planted_by: str
+) -> None:
+    with world() as w:
+        plain = w.root / "plain"
+        plain.mkdir()
+        home = w.root / "home"
+        victim = home / ".bashrc" if target == "home" else w.root / "outside.txt"
+        victim.write_text("the user's\n")
+        line = f"gitdir: {home if target == 'home' else '/'}\n"
+        if planted_by == "earlier":  # by a session before this protection, say
+            (plain / ".git").write_text(line)
+        else:
+            first = shell(w, who, plain, "plant", [f"printf '{line}' > .git"])
+            assert first[0]["is_error"], first
+            assert not os.path.lexists(plain / ".git")
+        results = shell(w, who, plain, "write", [f"echo pwned >> {victim}", "echo ok > ok.txt"])
+        assert [r["is_error"] for r in results] == [True, False], results
+        assert victim.read_text() == "the user's\n"
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_linked_worktree_the_user_made_still_commits(who: str) -> None:
+    with world() as w:
+        linked = w.root / "linked"
+        w.git("worktree", "add", "-q", "-b", "feature", str(linked))
+        gitdir = w.repo / ".git" / "worktrees" / "linked"
+        commondir = (gitdir / "commondir").read_text()
+        results = shell(
+            w,
+            who,
+            linked,
+            "commit",
+            [
+                "echo x > x.txt && git add x.txt && git -c user.name=m -c user.email=m@x"
+                " commit -qm x",
+                "git config core.fsmonitor 'touch /tmp/never'",
+                f"echo {w.root}/evil > {gitdir}/commondir",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [False, True, True], results
+        assert w.git("log", "--format=%s", "feature").split() == ["x", "first"]
+        assert "fsmonitor" not in (w.repo / ".git" / "config").read_text()
+        assert (gitdir / "commondir").read_text() == commondir
+
+
+@pytest.mark.parametrize(("who", "namespaces"), [("root", False), ("root", True), ("nobody", True)])
+def test_where_a_mount_namespace_can_be_had_protected_places_are_read_only(
+    who: str, namespaces: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if namespaces:
+        if namespaces_problem() is not None:
+            pytest.skip(f"no namespaces here: {namespaces_problem()}")
+        probe = ["unshare", *UNSHARE_FLAGS, sys.executable, "-I", "-S", "-c", "pass"]
+        if who == "nobody" and os.geteuid() == 0 and not user_can(probe):
+            pytest.skip("the unprivileged user cannot reach the interpreter inside unshare")
+        monkeypatch.setitem(_extra_env, "SUBAGENT_BASH_SANDBOX", "1")
+    files = {"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK, ".mcp.json": "{}"}
+    with world(files) as w:
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "refused",
+            [
+                "echo evil > .claude/hooks/check.sh",
+                "rm -f .mcp.json",
+                "echo evil > .git/hooks/pre-commit",
+                "echo fine > fine.txt && git add fine.txt",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [True, True, True, False], [
+            r["content"] for r in results
+        ]
+        assert "Read-only file system" in results[0]["content"], results[0]
+        assert "busy" in results[1]["content"], results[1]
+        assert "Read-only file system" in results[2]["content"], results[2]
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
+
+
+def test_as_root_a_process_outliving_its_command_cannot_change_a_protected_place() -> None:
+    """A `setsid` process lives until the session's end, past its command's putting back;
+    as root the read-only bind holds it (unprivileged, the session's end puts it back)."""
+    with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
+        writer = (
+            "setsid -f sh -c 'touch ready; for i in $(seq 1200); do [ -e go ] && break;"
+            " sleep 0.1; done; echo evil > .claude/hooks/check.sh; touch wrote'"
+            " </dev/null >/dev/null 2>&1; for i in $(seq 1200); do [ -e ready ] && break;"
+            " sleep 0.1; done"  # in a session of its own before this command's group dies
+        )
+        read = "touch go; for i in $(seq 1200); do [ -e wrote ] && break; sleep 0.1; done; cat"
+        results = shell(w, "root", w.repo, "outlive", [writer, f"{read} .claude/hooks/check.sh"])
+        assert results[1]["content"].strip() == USER_HOOK.strip(), results
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
+
+
+def _wait_for(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_killed_launchers_tmpdir_goes(who: str) -> None:
+    with world() as w:
+        told = w.root / "plain" / "tmpdir.txt"
+        told.parent.mkdir()
+        model = script(w, "sleep", [("bash", {"command": f"echo $TMPDIR > {told}; sleep 600"})])
+        argv = _argv(who)
+        _own(w, who)
+        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(told.parent)]
+        proc = subprocess.Popen(
+            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
+            cwd=w.root,
+            env=_env(w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: told.exists() and told.read_text().strip(), "the command")
+            tmp = Path(told.read_text().strip())
+            assert tmp.name.startswith("subagent-tmp-") and tmp.is_dir()
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=WAIT_S)
+            _wait_for(lambda: not tmp.exists(), f"{tmp} to be removed")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_an_unusable_subagent_home_exits_2_naming_it(who: str) -> None:
+    with world() as w:
+        blocker = w.root / "a-file"
+        blocker.write_text("not a directory\n")
+        say = script(w, "say", [])
+        argv = _argv(who)
+        _own(w, who)
+        env = {**_env(w), "SUBAGENT_HOME": str(blocker / "state")}
+        run = subprocess.run(
+            [*argv, "spawn", "--model", f"scripted:{say}", "general-purpose", "go"],
+            cwd=w.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        assert run.returncode == 2, run.stderr
+        assert "SUBAGENT_HOME" in run.stderr and str(blocker / "state") in run.stderr
+        assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_an_agents_project_memory_survives_its_shell_commands(who: str) -> None:
+    """`.subagent/` is protected, but the `memory` tools' notes in it stay the model's."""
+    with world() as w:
+        agent = w.config / "agents" / "shell.md"
+        agent.write_text(agent.read_text().replace("---\nRun", "memory: project\n---\nRun"))
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "memory",
+            [
+                ("memory_write", {"key": "notes", "content": "remember this"}),
+                "echo fine > fine.txt",
+                "echo evil > .subagent/mcp.json",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [False, False, True], results
+        note = w.repo / ".subagent" / "memory" / "shell" / "notes.md"
+        assert note.read_text().strip() == "remember this"
+        assert not (w.repo / ".subagent" / "mcp.json").exists()

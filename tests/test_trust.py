@@ -1,0 +1,182 @@
+"""The threat model's one module: the protected set, putting it back, which `.git` to believe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from launcher.errors import ToolError
+from launcher.tools.files import edit_file, write_file
+from launcher.tools.sandbox.gitdirs import worktree_git_dirs
+from launcher.tools.workspace import Workspace
+from launcher.trust import config_places, linked_worktree, protected_set
+from launcher.trust.guard import Guard
+from tests.worktree_support import make_repo
+
+
+def test_the_config_places_come_from_the_config_readers() -> None:
+    places = config_places()
+    for name in (".subagent", ".claude", ".pi", ".agents", ".mcp.json", ".vscode/mcp.json"):
+        assert name in places
+    for name in (".cursor/mcp.json", ".codex", ".gemini", ".opencode"):
+        assert name in places
+    assert ".claude/agents" not in places  # covered by .claude
+
+
+def test_a_missing_git_is_protected_whole_an_existing_one_in_parts(tmp_path: Path) -> None:
+    plain = {p.rel for p in protected_set(tmp_path).places}
+    assert ".git" in plain
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    rels = {p.rel for p in protected_set(repo).places}
+    assert {".git/config", ".git/hooks", ".git/info", ".git/commondir"} <= rels
+    assert ".git" not in rels and ".git/objects" not in rels
+    bare = {p.rel for p in protected_set(repo, write_config=True).places}
+    assert ".claude" not in bare and ".git/hooks" in bare
+
+
+def test_what_the_model_changed_is_put_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/hooks/check.sh": "user\n"})
+    guard = Guard(protected_set(repo))
+    (repo / ".claude/hooks/check.sh").write_text("model\n")
+    (repo / ".claude/hooks/check.sh").chmod(0o755)
+    (repo / ".subagent").mkdir()
+    (repo / ".subagent/mcp.json").write_text("{}")
+    (repo / ".git/hooks/post-checkout").write_text("#!/bin/sh\n")
+    (repo / "evil").mkdir()
+    (repo / "evil/mcp.json").write_text("{}")
+    (repo / ".vscode").symlink_to("evil")  # .vscode/mcp.json would read evil/mcp.json
+    assert sorted(guard.restore()) == [".claude", ".git/hooks", ".subagent", ".vscode/mcp.json"]
+    assert (repo / ".claude/hooks/check.sh").read_text() == "user\n"
+    for gone in (".subagent", ".git/hooks/post-checkout", ".vscode"):
+        assert not os.path.lexists(repo / gone), gone
+    assert (repo / "evil/mcp.json").exists()  # not a protected place: left alone
+    assert guard.restore() == []
+
+
+def test_putting_back_never_writes_through_a_link(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    guard = Guard(protected_set(repo))
+    os.rename(repo / ".git", tmp_path / "moved")
+    (repo / ".git").symlink_to(outside)
+    guard.restore()
+    assert list(outside.iterdir()) == []
+    assert (repo / ".git").is_dir() and not (repo / ".git").is_symlink()
+    assert (repo / ".git/config").read_text() == (tmp_path / "moved/config").read_text()
+
+
+@pytest.mark.parametrize("target", ["home", "root", "no-back-link"])
+def test_a_git_file_is_believed_only_with_gits_back_link(tmp_path: Path, target: str) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "f", str(linked)], cwd=repo, check=True)
+    assert linked_worktree(linked) is not None
+    dirs = worktree_git_dirs(linked)
+    common = repo / ".git"
+    assert set(dirs) == {
+        common / "worktrees/linked",
+        common / "objects",
+        common / "refs",
+        common / "logs",
+    }
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    gitdir = {"home": tmp_path, "root": Path("/"), "no-back-link": common / "worktrees/linked"}
+    (plain / ".git").write_text(f"gitdir: {gitdir[target]}\n")
+    assert linked_worktree(plain) is None
+    assert worktree_git_dirs(plain) == ()
+
+
+def test_the_file_tools_refuse_protected_places(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/settings.json": "{}\n", "a.txt": "x\n"})
+    ws = Workspace(repo, protected_set(repo))
+    (repo / "link.json").symlink_to(".claude/settings.json")
+    for path in (".mcp.json", ".claude/settings.json", "link.json", "./.git/hooks/pre-commit"):
+        with pytest.raises(ToolError, match="protected"):
+            write_file(ws, {"path": path, "content": "evil"}, 1000)
+    with pytest.raises(ToolError, match="protected"):
+        edit_file(ws, {"path": ".claude/settings.json", "old": "{}", "new": "[]"}, 1000)
+    assert (repo / ".claude/settings.json").read_text() == "{}\n"
+    assert not (repo / ".mcp.json").exists()
+    write_file(ws, {"path": "b.txt", "content": "fine"}, 1000)
+    assert (repo / "b.txt").read_text() == "fine"
+
+
+def test_a_deep_or_locked_tree_the_model_made_is_removed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/settings.json": "{}\n"})
+    guard = Guard(protected_set(repo))
+    deep = repo / ".subagent"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    try:
+        for _ in range(3000):  # deeper than Python's recursion limit
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+    (deep / "mcp.json").write_text("{}")
+    locked = repo / ".claude" / "agents"
+    locked.mkdir()
+    (locked / "evil.md").write_text("---\nname: evil\n---\n")
+    locked.chmod(0)
+    assert sorted(guard.restore()) == [".claude", ".subagent"]
+    assert not deep.exists() and not os.path.lexists(locked)
+    assert (repo / ".claude/settings.json").read_text() == "{}\n"
+    assert [p.name for p in repo.iterdir() if p.name.startswith(".subagent")] == []
+
+
+def test_what_cannot_be_made_again_is_never_removed(tmp_path: Path) -> None:
+    from launcher.trust import guard as guard_module
+
+    repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
+    limit = guard_module.MAX_SNAPSHOT_BYTES
+    guard_module.MAX_SNAPSHOT_BYTES = 1024
+    try:
+        guard = Guard(protected_set(repo))
+        (repo / ".claude/s.json").write_text("[]")
+        assert guard.restore() == [".claude (changed; too large to put back)"]
+    finally:
+        guard_module.MAX_SNAPSHOT_BYTES = limit
+    assert (repo / ".claude/big.bin").read_text() == "x" * 4096
+
+
+def test_modes_and_read_only_directories_come_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/hooks/check.sh": "user\n"})
+    (repo / ".claude/hooks/check.sh").chmod(0o755)
+    (repo / ".claude/hooks").chmod(0o555)
+    try:
+        guard = Guard(protected_set(repo))
+        (repo / ".claude/hooks").chmod(0o755)
+        (repo / ".claude/hooks/check.sh").write_text("model\n")
+        (repo / ".claude/hooks/new.sh").write_text("model\n")
+        assert guard.restore() == [".claude"]
+        assert sorted(p.name for p in (repo / ".claude/hooks").iterdir()) == ["check.sh"]
+        assert (repo / ".claude/hooks/check.sh").read_text() == "user\n"
+        assert (repo / ".claude/hooks/check.sh").stat().st_mode & 0o777 == 0o755
+        assert (repo / ".claude/hooks").stat().st_mode & 0o777 == 0o555
+    finally:
+        (repo / ".claude/hooks").chmod(0o755)
+
+
+def test_an_agents_memory_stays_the_models_inside_the_protected_subagent(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    protected = protected_set(repo)
+    guard = Guard(protected)
+    memory = repo / ".subagent" / "memory" / "agent"
+    memory.mkdir(parents=True)
+    (memory / "note.md").write_text("remember\n")
+    (repo / ".subagent" / "mcp.json").write_text("{}")
+    assert guard.restore() == [".subagent"]
+    assert (memory / "note.md").read_text() == "remember\n"
+    assert not (repo / ".subagent" / "mcp.json").exists()
+    ws = Workspace(repo, protected)
+    write_file(ws, {"path": ".subagent/memory-local/agent/x.md", "content": "mine"}, 1000)
+    with pytest.raises(ToolError, match="protected"):
+        write_file(ws, {"path": ".subagent/agents/evil.md", "content": "x"}, 1000)
+    assert guard.restore() == []
