@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives.asymmetric import rsa
-from jwt.algorithms import RSAAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 KEY_BITS = 2048
 """RSA key size: the smallest PyJWT and the SDK accept without complaint."""
@@ -26,11 +26,21 @@ class JwtSigner:
         self.issuer = issuer
         self.kid = secrets.token_hex(8)
         self._key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
+        self.ec_kid = f"ec-{self.kid}"
+        """A second key, EC, that signs nothing: a token naming it with an RSA `alg` is a
+        key-type confusion the resource server must refuse."""
+        self._ec_key = ec.generate_private_key(ec.SECP256R1())
 
     def jwks(self) -> dict[str, Any]:
         """The public key set (`/jwks`)."""
         public = RSAAlgorithm.to_jwk(self._key.public_key(), as_dict=True)
-        return {"keys": [{**public, "kid": self.kid, "alg": ALGORITHM, "use": "sig"}]}
+        ec_public = ECAlgorithm.to_jwk(self._ec_key.public_key(), as_dict=True)
+        return {
+            "keys": [
+                {**public, "kid": self.kid, "alg": ALGORITHM, "use": "sig"},
+                {**ec_public, "kid": self.ec_kid, "alg": "ES256", "use": "sig"},
+            ]
+        }
 
     def discovery(self, jwks_uri: str) -> dict[str, Any]:
         """What `/.well-known/openid-configuration` says: the issuer and where its keys are."""
@@ -49,9 +59,11 @@ class JwtSigner:
         issuer: str | None = None,
         scope: str = "mcp",
         foreign_key: bool = False,
+        ec_kid: bool = False,
     ) -> str:
         """A JWT for `subject` and `audience` that expires in `ttl_s` (negative: expired);
-        `issuer` and `foreign_key` forge one this issuer never signed (for refusal tests)."""
+        `issuer` and `foreign_key` forge one this issuer never signed, `ec_kid` names the EC
+        key in the header of an RS256 token (for refusal tests)."""
         now = int(time.time())
         claims = {
             "iss": issuer or self.issuer,
@@ -63,4 +75,5 @@ class JwtSigner:
             "client_id": f"client-of-{subject}",
         }
         key = rsa.generate_private_key(65537, KEY_BITS) if foreign_key else self._key
-        return jwt.encode(claims, key, algorithm=ALGORITHM, headers={"kid": self.kid})
+        kid = self.ec_kid if ec_kid else self.kid
+        return jwt.encode(claims, key, algorithm=ALGORITHM, headers={"kid": kid})

@@ -19,7 +19,8 @@ Admin endpoints (no auth; a loopback test fixture only):
 - `POST /admin/mint?client_id=C`: an access token issued out of band (a CI job's secret);
 - `POST /admin/mint-jwt?sub=S&aud=A[&ttl=S][&issuer=I][&foreign=1]`: a JWT for subject S and
   audience A, signed with the key `/jwks` publishes (found through
-  `/.well-known/openid-configuration`); `issuer` and `foreign` forge one (refusal tests).
+  `/.well-known/openid-configuration`); `issuer` and `foreign` forge one, `ec_kid=1` names
+  the EC key in an RS256 token's header (refusal tests).
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ def build_app(base: str, access_ttl_s: float) -> tuple[Any, Any]:
             float(query.get("ttl", "600")),
             issuer=query.get("issuer"),
             foreign_key=query.get("foreign") == "1",
+            ec_kid=query.get("ec_kid") == "1",
         )
         return JSONResponse({"access_token": token})
 

@@ -151,3 +151,51 @@ def test_a_bad_url_error_does_not_quote_its_credentials(tmp_path: Path) -> None:
 def test_ordinary_arguments_are_shown_as_written(tmp_path: Path) -> None:
     spec: ServerSpec = load(tmp_path, {"s": {"command": "srv", "args": ["--port", "8081"]}})["s"]
     assert masked_launch_spec(spec)["args"] == ["--port", "8081"]
+
+
+def test_a_password_inside_a_connection_string_is_masked_in_any_value() -> None:
+    conn = "Server=db;Database=app;User Id=me;Password=CONNsecret1;Encrypt=true"
+    assert hide(conn, env_spans("CONN", conn)) == (
+        "Server=db;Database=app;User Id=me;Password=****;Encrypt=true"
+    )
+    odbc = "DRIVER={x};UID=me;PWD=CONNsecret2"
+    assert hide(odbc, env_spans("ODBC", odbc)) == "DRIVER={x};UID=me;PWD=****"
+    arg = ["--dsn", "host=db user=me password=CONNsecret3 dbname=app"]
+    shown = [hide(a, s) for a, s in zip(arg, args_spans(arg), strict=True)]
+    assert shown == ["--dsn", "host=db user=me password=**** dbname=app"]
+    # A word that only contains the name is no assignment of it.
+    plain = "compassword=1;mypwd_hint=x"
+    assert env_spans("NOTE", plain) == []
+
+
+def test_a_short_p_flag_value_is_masked_unless_it_is_a_port() -> None:
+    args = ["-u", "root", "-p", "SHORTPsecret99", "--publish", "x", "-p", "8080:80", "-p", "5432"]
+    shown = [hide(a, s) for a, s in zip(args, args_spans(args), strict=True)]
+    assert shown == ["-u", "root", "-p", MASK, "--publish", "x", "-p", "8080:80", "-p", "5432"]
+    attached = ["-p=SECRETv4lue", "-print"]
+    shown = [hide(a, s) for a, s in zip(attached, args_spans(attached), strict=True)]
+    assert shown == ["-p=****", "-print"]
+    long = ["--password", "LONGsecret77"]
+    assert [hide(a, s) for a, s in zip(long, args_spans(long), strict=True)] == ["--password", MASK]
+
+
+def test_a_webhook_url_s_secret_path_is_masked_and_ordinary_paths_are_not() -> None:
+    cases = {
+        "https://hooks.slack.com/services/T0001/B0002/WEBHOOKsecret12345": (
+            "https://hooks.slack.com/services/T0001/B0002/****"
+        ),
+        "https://discord.com/api/webhooks/123456/DISCORDsecret_abc-12": (
+            "https://discord.com/api/webhooks/123456/****"
+        ),
+        "https://api.telegram.org/bot123456:TGsecretABCdef/sendMessage": (
+            "https://api.telegram.org/bot****/sendMessage"
+        ),
+    }
+    for url, shown in cases.items():
+        assert hide(url, url_spans(url)) == shown
+    for ordinary in (
+        "https://api.example.com/v1/projects/123e4567-e89b-12d3-a456-426614174000/items",
+        "https://github.com/owner/repo/blob/0123456789abcdef0123456789abcdef01234567/README.md",
+        "https://example.com/docs/getting-started/installation-guide",
+    ):
+        assert url_spans(ordinary) == [], ordinary

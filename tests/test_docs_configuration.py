@@ -17,8 +17,14 @@ from launcher.config.types import BUILTIN_TOOLS, DELEGATE_TOOL
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
-INTERNAL_ENV = {"SUBAGENT_SECRETS_FD", "SUBAGENT_REQUIREMENT"}
-"""Set by subagent for its own re-executed processes; never by a user. SUBAGENT_REQUIREMENT
+INTERNAL_ENV = {
+    "SUBAGENT_SECRETS_FD",
+    "SUBAGENT_REQUIREMENT",
+    "SUBAGENT_DENY_READ",
+    "SUBAGENT_CALLER_TOKEN_",
+}
+"""Set by subagent for its own re-executed processes and serve's workers (the token file
+denied, the tokens masked); never by a user. SUBAGENT_REQUIREMENT
 is no variable of subagent's: the repository variable `init --ci`'s workflow installs it
 from, which docs/ci.md names."""
 OAUTH_PAGE_FIELDS = _HTTP_FIELDS - {"url", "headers", "auth"}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import ConfigError
-from launcher.models.scripted import load_script
+from launcher.models.scripted import load_script, parse_script
 
 
 def error_for(tmp_path: Path, text: str) -> ConfigError:
@@ -70,3 +70,29 @@ def test_missing_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_script(tmp_path / "nope.yaml")
     assert "nope.yaml" in str(caught.value)
+
+
+ALIAS_BOMB = (
+    "steps:\n"
+    "  - call:\n"
+    "      - tool: read\n"
+    "        args:\n"
+    "          a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n"
+    + "".join(f"          a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    + "          path: x\n"
+)
+
+
+def test_an_alias_bomb_script_is_refused_naming_the_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_script(ALIAS_BOMB, tmp_path / "bomb.yaml")
+    assert refused.value.line == 5
+    assert "anchors (&a0) are not allowed" in str(refused.value)
+
+
+def test_an_alias_to_a_plain_anchor_is_refused_at_the_alias(tmp_path: Path) -> None:
+    text = "steps:\n  - say: hi\n  - say: *nowhere\n"
+    with pytest.raises(ConfigError) as refused:
+        parse_script(text, tmp_path / "s.yaml")
+    assert refused.value.line == 3
+    assert "aliases (*nowhere) are not allowed" in str(refused.value)

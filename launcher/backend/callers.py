@@ -13,6 +13,7 @@ import ipaddress
 import os
 import re
 import stat
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -179,6 +180,7 @@ class HttpOptions(NamedTuple):
     token_file: Path | None = None
     auth_issuer: str | None = None
     public_url: str | None = None
+    max_per_caller: int | None = None
 
 
 @dataclass(frozen=True)
@@ -190,13 +192,39 @@ class Listener:
     tokens: Tokens
     issuer: str | None = None
     public_url: str | None = None
+    token_file: Path | None = None
+    """Read as a secret: no sub-agent may read it."""
+    max_per_caller: int | None = None
+    """Sub-agents one caller may run at once (None: the fair default, per_caller_limit)."""
+
+    def per_caller_limit(self, max_concurrent: int) -> int:
+        """`--max-per-caller`, else a fair share: when several callers may call (a token
+        file of two or more, or an issuer's subjects), one slot is always left to others."""
+        if self.max_per_caller is not None:
+            return self.max_per_caller
+        several = self.issuer is not None or len(self.tokens.by_caller) > 1
+        return max(1, max_concurrent - 1) if several else max_concurrent
+
+
+def hand_down(listener: Listener | None) -> None:
+    """What serve reads as secrets, kept from its sub-agents: every worker started from now
+    on masks the tokens, and its sandbox and file tools refuse the token file."""
+    from launcher.secrets import hand_down_secrets, note_secret_files
+
+    if listener is None:
+        return
+    hand_down_secrets(listener.tokens.by_caller.values())
+    if listener.token_file is not None:
+        note_secret_files([listener.token_file])
 
 
 def check_http(http: HttpOptions) -> Listener | None:
     """The checked listener (None: stdio); UsageError or ConfigError for what makes no sense."""
     if http.listen is None:
         for name, value in zip(
-            ("--token-file", "--auth-issuer", "--public-url"), http[1:], strict=True
+            ("--token-file", "--auth-issuer", "--public-url", "--max-per-caller"),
+            http[1:],
+            strict=True,
         ):
             if value is not None:
                 raise UsageError(f"{name} goes with --http")
@@ -214,4 +242,55 @@ def check_http(http: HttpOptions) -> Listener | None:
         if url is not None and not url.startswith(("https://", "http://")):
             raise UsageError(f"{name} {url!r}: expected an http(s) URL")
     check_exposure(host, tokens, http.auth_issuer)
-    return Listener(host, port, tokens, http.auth_issuer, http.public_url)
+    return Listener(
+        host, port, tokens, http.auth_issuer, http.public_url, http.token_file, http.max_per_caller
+    )
+
+
+PROC_NET_TCP = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+"""The kernel's TCP socket tables: each socket's local and remote address and its owner."""
+
+
+def _proc_address(text: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """A /proc/net/tcp{,6} `ADDR:PORT` (the address in 32-bit words of host byte order)."""
+    addr_hex, _, port_hex = text.partition(":")
+    words = [int(addr_hex[i : i + 8], 16) for i in range(0, len(addr_hex), 8)]
+    raw = b"".join(struct.pack("=I", w) for w in words)
+    address = ipaddress.ip_address(raw)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address, int(port_hex, 16)
+
+
+def _as_address(host: str, port: int) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    address = ipaddress.ip_address(host.strip("[]").partition("%")[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address, port
+
+
+def peer_uid(peer: tuple[str, int], local: tuple[str, int]) -> int | None:
+    """The uid owning the TCP socket at `peer` connected to `local`, from the kernel's
+    socket tables (Linux; the peer must be on this machine); None when it cannot be told."""
+    try:
+        want_local, want_remote = _as_address(*peer), _as_address(*local)
+    except ValueError:
+        return None
+    for table in PROC_NET_TCP:
+        try:
+            lines = table.read_text(encoding="ascii").splitlines()[1:]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 8:
+                continue
+            try:
+                if (_proc_address(fields[1]), _proc_address(fields[2])) == (
+                    want_local,
+                    want_remote,
+                ):
+                    return int(fields[7])
+            except ValueError:
+                continue
+    return None

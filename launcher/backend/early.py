@@ -11,8 +11,8 @@ then replays the answered `initialize` to the SDK server (under a private id, it
 dropped) and feeds it the queue and the live lines that follow: nothing is lost or
 answered twice. Anything it is not sure to answer exactly as the SDK would (a first
 request other than `initialize`, a 2026-07-28 envelope, unusual params) waits for the SDK.
-Lines are read as the SDK's stdio server reads them: of any length, in linear time, and
-decoded as UTF-8 with U+FFFD for invalid bytes.
+Lines are read as the SDK's stdio server reads them, in linear time and decoded as UTF-8
+with U+FFFD for invalid bytes, but bounded: a line over MAX_LINE_BYTES is dropped.
 """
 
 from __future__ import annotations
@@ -31,6 +31,24 @@ MODERN_META_KEY = "io.modelcontextprotocol/protocolVersion"
 """Only 2026-07-28 requests carry it in `_meta`: the SDK serves that era, not this face."""
 READ_CHUNK = 65536
 """Bytes asked of the wire per read (a pipe's buffer); lines are any number of these."""
+MAX_LINE_BYTES = 128 * 2**20
+"""A host line longer than this is dropped (answered with a parse error, id null) as it
+arrives, so a line that never ends cannot fill serve's memory. Twice the largest message a
+test sends (64 MB); the SDK's own stdio server has no limit."""
+TOO_LONG = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32700,
+                "message": f"Parse error: a line over {MAX_LINE_BYTES // 2**20} MiB; dropped",
+            },
+        },
+        separators=(",", ":"),
+    ).encode()
+    + b"\n"
+)
 
 
 def _plain_params(params: Any) -> bool:
@@ -145,6 +163,9 @@ class EarlyFace:
     def _read(self) -> None:
         try:
             for line in self._lines():
+                if line is None:
+                    self.write(TOO_LONG)
+                    continue
                 with self._lock:
                     reply = None if self._handed_over else self.answers.answer(line)
                     if reply is not None:
@@ -157,13 +178,33 @@ class EarlyFace:
         finally:
             self.lines.put(None)
 
-    def _lines(self) -> Iterable[str]:
-        """The host's non-blank lines, decoded as the SDK's stdio server decodes them."""
-        reader = LineReader(limit=None)  # the SDK's stdio server takes a line of any length
+    def _lines(self) -> Iterable[str | None]:
+        """The host's non-blank lines, decoded as the SDK's stdio server decodes them; None
+        for a line over MAX_LINE_BYTES, whose bytes are dropped as they come."""
+        reader = LineReader(limit=None)  # the bound is kept here, so a long line is skipped
+        pending = 0  # bytes of the unterminated line so far
+        dropping = False
         while chunk := self._in.read(READ_CHUNK):
-            for raw in reader.feed(chunk):
-                if raw and not raw.isspace():  # strip() would copy a huge line
-                    yield raw.decode("utf-8", "replace")
+            start = 0
+            while start < len(chunk):  # one piece per line end: linear in the chunk
+                newline = chunk.find(b"\n", start)
+                end = len(chunk) if newline == -1 else newline + 1
+                piece = chunk[start:end]
+                start = end
+                if dropping:
+                    dropping = newline == -1
+                    continue
+                pending += len(piece)
+                if pending > MAX_LINE_BYTES + 1:
+                    reader.rest()  # dropped
+                    pending, dropping = 0, newline == -1
+                    yield None
+                    continue
+                if newline != -1:
+                    pending = 0
+                for raw in reader.feed(piece):
+                    if raw and not raw.isspace():  # strip() would copy a huge line
+                        yield raw.decode("utf-8", "replace")
         if (rest := reader.rest()) and not rest.isspace():
             yield rest.decode("utf-8", "replace")
 

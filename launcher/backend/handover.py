@@ -13,6 +13,7 @@ its own would do).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -64,7 +65,11 @@ async def early_streams(face: EarlyFace) -> AsyncIterator[tuple[Any, Any]]:
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as exc:  # a malformed line: the SDK treats it as from its stdio
-                    await read_writer.send(exc)
+                    refusal = _refusal(line)
+                    if refusal is None:
+                        await read_writer.send(exc)
+                    else:  # a request the SDK would never answer: its caller waits no more
+                        await anyio.to_thread.run_sync(face.write, refusal)
                     continue
                 await read_writer.send(SessionMessage(message))
 
@@ -87,3 +92,22 @@ async def early_streams(face: EarlyFace) -> AsyncIterator[tuple[Any, Any]]:
         tg.start_soon(pump_out)
         yield read_stream, write_stream
         tg.cancel_scope.cancel()
+
+
+def _refusal(line: str) -> bytes | None:
+    """For valid JSON the SDK cannot take (a lone surrogate escape, which its parser
+    refuses) that is a request with an id: a parse error under that id, as HTTP answers.
+    None for anything else (the SDK's own handling stands)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    rid = message.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        return None
+    error = {"code": -32700, "message": "Parse error: not a valid JSON-RPC message"}
+    answer = {"jsonrpc": "2.0", "id": rid, "error": error}
+    # ensure_ascii: an id holding a lone surrogate goes back as the same escape.
+    return json.dumps(answer, separators=(",", ":")).encode() + b"\n"

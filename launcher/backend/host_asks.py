@@ -36,7 +36,7 @@ def caller_of(ctx: Any) -> str | None:
     user = scope.get("user") if isinstance(scope, dict) else None
     if isinstance(user, AuthenticatedUser):
         token = user.access_token
-        return token.subject or token.client_id
+        return token.subject or None  # the subject only: a client id names no caller
     return None
 
 

@@ -7,12 +7,17 @@ request needs a token a verifier accepts (http_auth.py), else 401 with
 `WWW-Authenticate`; as an OAuth resource server serve also publishes its RFC 9728
 metadata. The token's subject is the caller (host_asks.caller_of). On loopback the SDK's
 Host/Origin checks refuse DNS rebinding; beyond loopback a token is required, which a
-page in a browser cannot attach to a cross-origin request.
+page in a browser cannot attach to a cross-origin request. On loopback without a token,
+only serve's own user may call: the kernel's socket table names the uid owning the
+caller's end of the connection (SameUserOnly); anyone else, or a caller that cannot be
+told, gets 403.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -30,9 +35,19 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import PlainTextResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from launcher.backend.callers import MCP_PATH, Listener, is_loopback, url_host
+from launcher.backend.callers import (
+    MCP_PATH,
+    TOKEN_ENV,
+    Listener,
+    hand_down,
+    is_loopback,
+    peer_uid,
+    url_host,
+)
 from launcher.backend.runtime import Runtime, ServeOptions, running
 
 SHUTDOWN_GRACE_S = 2
@@ -53,6 +68,31 @@ def security_for(host: str) -> TransportSecuritySettings | None:
         allowed_hosts=[f"{n}:*" for n in sorted(names)],
         allowed_origins=[f"http://{n}:*" for n in sorted(names)],
     )
+
+
+class SameUserOnly:
+    """Without tokens: only connections from serve's own uid get through; others, and any
+    whose owner cannot be told (no /proc/net/tcp), get 403."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.uid = os.geteuid()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            client, server = scope.get("client"), scope.get("server")
+            uid = None
+            if client and server:
+                uid = peer_uid((client[0], client[1]), (server[0], server[1]))
+            if uid != self.uid:
+                refusal = PlainTextResponse(
+                    "serve --http without a token answers only its own user; "
+                    f"others need a token (serve with {TOKEN_ENV} or --token-file)\n",
+                    status_code=403,
+                )
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def build_app(
@@ -77,6 +117,8 @@ def build_app(
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
+    else:
+        middleware = [Middleware(SameUserOnly)]
     if issuer is not None:
         # As strings: the metadata model keeps a path-less issuer without a trailing slash
         # (RFC 8414 compares issuers as exact strings); AnyHttpUrl() here would add one.
@@ -154,18 +196,18 @@ async def serve_http_at(opts: ServeOptions, listener: Listener) -> None:
     """Listen where `listener` says, with its auth, and serve until drained."""
     from launcher.backend.http_auth import IssuerJwts, StaticTokens
     from launcher.errors import UsageError
-    from launcher.secrets import note_secrets
 
     try:
         sock = listen_socket(listener.host, listener.port)
     except OSError as exc:
         where = f"{url_host(listener.host)}:{listener.port}"
         raise UsageError(f"--http {where}: cannot listen: {exc.strerror}") from exc
-    note_secrets(listener.tokens.by_caller.values())  # masked wherever they might be written
+    hand_down(listener)  # done already by the command; here for any other caller
     resource = listener.public_url or public_url(listener.host, sock.getsockname()[1])
     verifier: TokenVerifier | None = None
     if listener.issuer is not None:
         verifier = IssuerJwts(listener.issuer, resource)
     elif listener.tokens:
         verifier = StaticTokens(listener.tokens)
+    opts = dataclasses.replace(opts, max_per_caller=listener.per_caller_limit(opts.max_concurrent))
     await serve_http(opts, sock, verifier=verifier, resource_url=resource, issuer=listener.issuer)

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA")
 """Signature algorithms accepted: asymmetric only, whatever a token's header claims."""
+KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
+"""The JWK key type each algorithm family needs: a token whose header names a key of
+another type is refused before PyJWT sees the pair (it raises TypeError for some)."""
 JWKS_REFRESH_MIN_S = 30.0
 """A token naming an unknown key fetches the JWKS again at most this often (a flood of
 forged key ids must not become a flood of requests to the issuer)."""
@@ -67,6 +70,9 @@ class IssuerJwts:
         key = await self._key(str(header.get("kid") or ""))
         if key is None:
             return None
+        if KEY_TYPES.get(str(header.get("alg") or "")[:2]) != getattr(key, "key_type", None):
+            log.info("refused a JWT: its alg does not fit the key its kid names")
+            return None
         try:
             claims = jwt.decode(
                 token,
@@ -77,14 +83,17 @@ class IssuerJwts:
                 leeway=CLOCK_SKEW_S,
                 options={"require": ["exp", "sub", "iss", "aud"]},
             )
-        except jwt.PyJWTError as exc:
-            log.info("refused a JWT: %s", exc)
+        except Exception as exc:  # PyJWT raises more than PyJWTError for a hostile token
+            log.info("refused a JWT: %s", exc if isinstance(exc, jwt.PyJWTError) else type(exc))
             return None
-        subject = str(claims["sub"])
+        subject = claims["sub"]
+        if not isinstance(subject, str) or not subject:
+            log.info("refused a JWT: no subject")  # never a caller named by client_id/azp
+            return None
         scopes = str(claims.get("scope") or "").split()
         return AccessToken(
             token=token,
-            client_id=str(claims.get("client_id") or claims.get("azp") or subject),
+            client_id=subject,
             scopes=scopes,
             expires_at=int(claims["exp"]),
             resource=self.audience,

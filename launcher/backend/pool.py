@@ -126,6 +126,7 @@ class SubagentManager:
         state_home: Path,
         default_model: str | None,
         max_concurrent: int,
+        max_per_caller: int | None = None,
         no_lock: bool = False,
         spare_workers: int = SPARE_COUNT,
         spares: SparePool | None = None,
@@ -145,6 +146,11 @@ class SubagentManager:
         self._logs = state_home / "serve"
         self.default_model = default_model
         self._limiter = anyio.CapacityLimiter(max_concurrent)
+        self._per_caller = max_per_caller or max_concurrent
+        self._caller_limiters: dict[str | None, anyio.CapacityLimiter] = {}
+        """One per caller (kept: callers are a token file's or an issuer's subjects): a
+        caller's excess waits here, before the shared limiter, so it never holds a slot
+        another caller could use."""
         self.agents: dict[str, SubAgent] = {}
         self.draining = False
         """Set by drain(): spawn refuses, serve is on its way out."""
@@ -283,8 +289,11 @@ class SubagentManager:
             await entry.process.stdin.send(protocol.encode(message))
 
     async def _run(self, entry: SubAgent, job: Job) -> None:
+        caller = self._caller_limiters.setdefault(
+            entry.caller, anyio.CapacityLimiter(self._per_caller)
+        )
         try:
-            async with self._limiter:
+            async with caller, self._limiter:
                 if entry.stop_requested:
                     entry.status = RunStatus.STOPPED
                     return

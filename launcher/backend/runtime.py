@@ -51,6 +51,8 @@ class ServeOptions:
     """Where sub-agents run when not in local workers (`--engine ray`)."""
     spares: SparePool | None = None
     """The spare pool, its first spares started before the SDK loaded (cli/serve.py)."""
+    max_per_caller: int | None = None
+    """Sub-agents one caller may run at once (None: as many as `max_concurrent`)."""
     config: Config | None = None
     """The config loaded at serve's start, every job's (None: loaded once, here)."""
 
@@ -79,6 +81,7 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 state_home=opts.state_home,
                 default_model=opts.model,
                 max_concurrent=opts.max_concurrent,
+                max_per_caller=opts.max_per_caller,
                 no_lock=opts.no_lock,
                 spare_workers=0 if opts.driver is not None else SPARE_COUNT,
                 driver=opts.driver,

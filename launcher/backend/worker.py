@@ -78,12 +78,23 @@ class Control:
         request_id = f"in-{self._asks}"
         got: tuple[anyio.Event, list[dict[str, Any] | None]] = (anyio.Event(), [])
         self.asked[request_id] = got
+        # The question goes to serve's host: masked like everything else that leaves the
+        # run (a hostile model or server may write a secret into it).
+        request = self.mask().value(request)
         try:
             _write_line(protocol.encode(protocol.ask(request_id, request)).decode())
             await got[0].wait()
         finally:
             self.asked.pop(request_id, None)
         return got[1][0] if got[1] else None
+
+    def mask(self) -> Any:
+        """The session's mask, or (before it exists) one of this process's secrets."""
+        if self.session is not None:
+            return self.session.mask
+        from launcher.secrets import LiveMask, process_secrets
+
+        return LiveMask(process_secrets())
 
     def attach(self, loop: Any) -> None:
         self.loop = loop

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from launcher.config.expect import CHECK_FILE_KEYS, EXPECT_KEYS, Expectations, parse_expectations
+from launcher.config.plain_yaml import NoAliasLoader
 from launcher.config.types import Config
 from launcher.errors import ConfigError, UsageError
 
@@ -43,7 +44,7 @@ def load_check_file(path: Path) -> CheckCase:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read check file: {exc}", path=path) from exc
-    loader = yaml.SafeLoader(text)
+    loader = NoAliasLoader(text)  # an alias expands without bound
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None

@@ -150,6 +150,16 @@ TokenFile = Annotated[
         help="With --http: bearer tokens, a 'CALLER TOKEN' line each (mode 600).",
     ),
 ]
+MaxPerCaller = Annotated[
+    int | None,
+    typer.Option(
+        "--max-per-caller",
+        min=1,
+        metavar="N",
+        help="With --http: sub-agents one caller may run at once "
+        "(default: --max-concurrent less one when several callers may call).",
+    ),
+]
 AuthIssuer = Annotated[
     str | None,
     typer.Option(

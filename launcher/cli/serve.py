@@ -72,6 +72,7 @@ def command() -> Callable[..., None]:
         AuthIssuer,
         ConfigDir,
         HttpListen,
+        MaxPerCaller,
         NoLock,
         Project,
         PublicUrl,
@@ -118,16 +119,16 @@ def command() -> Callable[..., None]:
         token_file: TokenFile = None,
         auth_issuer: AuthIssuer = None,
         public_url: PublicUrl = None,
+        max_per_caller: MaxPerCaller = None,
         engine: Annotated[str, typer.Option("--engine", help="local (workers) or ray.")] = "local",
         address: Annotated[
             str | None, typer.Option("--address", help="With --engine ray: its cluster.")
         ] = None,
     ) -> None:
         """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
-
         from launcher.backend.callers import HttpOptions
 
-        web = HttpOptions(http, token_file, auth_issuer, public_url)
+        web = HttpOptions(http, token_file, auth_issuer, public_url, max_per_caller)
         # Only what was given, so a plain command line's keywords stay parse_fast's.
         more: dict[str, Any] = {"http": web} if web != HttpOptions() else {}
         more |= {"engine": engine, "address": address} if engine != "local" or address else {}
@@ -164,7 +165,7 @@ def run_serve(
     address: str | None = None,
 ) -> int:
     """Load the config, then serve on stdio (early face, then the SDK) or HTTP till a drain."""
-    from launcher.backend.callers import HttpOptions, check_http
+    from launcher.backend.callers import HttpOptions, check_http, hand_down
     from launcher.backend.catalog import agents_of
     from launcher.cli.loading import load
 
@@ -177,6 +178,7 @@ def run_serve(
     listener = check_http(http or HttpOptions())  # before anything loads
     # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
+    hand_down(listener)  # after any re-exec, before the first worker starts
     face = None
     if listener is None:
         from launcher.backend.early import EarlyAnswers, EarlyFace

@@ -44,6 +44,28 @@ _SHAPES = re.compile(
 )
 """Tokens whose prefix says what they are (OpenAI, GitHub, GitLab, Slack, AWS, Google,
 Stripe, npm, Hugging Face): a credential wherever it stands."""
+_CONN_PASSWORD = re.compile(r"(?<![A-Za-z0-9_])(?:password|passwd|pwd)\s*=\s*", re.IGNORECASE)
+"""A password assigned inside a connection string (`Server=x;Password=...;`,
+`host=db password=...`), in any value: its value runs to the next `;` or space."""
+_PORTISH = re.compile(r"^[0-9.:\[\]]+(?:/(?:tcp|udp|sctp))?$")
+"""`-p`'s value when it is a port, a port mapping or an address (`5432`, `8080:80`)."""
+_WEBHOOKS = (
+    (
+        re.compile(r"^hooks\.slack\.com$"),
+        re.compile(r"^/(?:services|workflows|triggers)/.*/([^/]+)"),
+    ),
+    (
+        re.compile(r"^(?:(?:ptb|canary)\.)?discord(?:app)?\.com$"),
+        re.compile(r"^/api(?:/v\d+)?/webhooks/[^/]+/([^/]+)"),
+    ),
+    (re.compile(r"^api\.telegram\.org$"), re.compile(r"^/(?:file/)?bot([^/]+)")),
+    (
+        re.compile(r"^(?:[a-z0-9-]+\.webhook\.office\.com|outlook\.office(?:365)?\.com)$"),
+        re.compile(r"^/webhookb?2?/(.+)"),
+    ),
+)
+"""Webhook URLs whose path holds the credential (host, then the path with the secret as its
+group): Slack, Discord, Telegram bots, Microsoft Teams. Other URL paths are shown."""
 
 
 def credential_name(name: str) -> bool:
@@ -73,7 +95,40 @@ def url_spans(value: str, offset: int = 0) -> list[Span]:
             start = value.find(mark, netloc_end, url.end())
             if start >= 0:
                 spans += _params(value, start + 1, url.end())
+        spans += _webhook_path(
+            value, at + 1 if at > netloc_start else netloc_start, netloc_end, url.end()
+        )
     return [(a + offset, b + offset) for a, b in spans if b > a]
+
+
+def _webhook_path(value: str, host_start: int, netloc_end: int, url_end: int) -> list[Span]:
+    """The secret in a known webhook URL's path (see _WEBHOOKS)."""
+    host = value[host_start:netloc_end].rsplit(":", 1)[0].lower()
+    path_end = min(
+        [i for i in (value.find(m, netloc_end, url_end) for m in "?#") if i >= 0] or [url_end]
+    )
+    path = value[netloc_end:path_end]
+    for host_rule, path_rule in _WEBHOOKS:
+        found = path_rule.match(path) if host_rule.match(host) else None
+        if found is not None:
+            return [(netloc_end + found.start(1), netloc_end + found.end(1))]
+    return []
+
+
+def conn_spans(value: str, offset: int = 0) -> list[Span]:
+    """Passwords assigned inside a connection string anywhere in `value`."""
+    spans = []
+    for found in _CONN_PASSWORD.finditer(value):
+        end = found.end()
+        while end < len(value) and value[end] != ";" and not value[end].isspace():
+            end += 1
+        spans.append((found.end() + offset, end + offset))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def _in_text(value: str) -> list[Span]:
+    """What marks a credential wherever it stands: shapes, URLs, connection strings."""
+    return shapes(value) + url_spans(value) + conn_spans(value)
 
 
 def _params(value: str, start: int, end: int) -> list[Span]:
@@ -93,7 +148,7 @@ def header_spans(name: str, value: str) -> list[Span]:
         return [(scheme.end(), len(value.rstrip()))]
     if credential_name(name) and value.strip():
         return [(0, len(value))]
-    return _merge(shapes(value) + url_spans(value))
+    return _merge(_in_text(value))
 
 
 def env_spans(name: str, value: str) -> list[Span]:
@@ -101,19 +156,24 @@ def env_spans(name: str, value: str) -> list[Span]:
     shape or URL credential in it (`DATABASE_URL=postgres://me:****@db`)."""
     if credential_name(name) and value:
         return [(0, len(value))]
-    return _merge(shapes(value) + url_spans(value))
+    return _merge(_in_text(value))
 
 
 def args_spans(args: Sequence[str]) -> list[list[Span]]:
     """Each argument's credentials: the value of a credential-named flag (`--token=****`,
     `--api-key ****`) or assignment (`-e GITHUB_TOKEN=****`), a header given as an argument
     (`--header 'Authorization: Bearer ****'`), token shapes and URL credentials."""
-    found: list[list[Span]] = [shapes(arg) + url_spans(arg) for arg in args]
+    found: list[list[Span]] = [_in_text(arg) for arg in args]
     for i, arg in enumerate(args):
         flag = _FLAG.match(arg)
         assign = _ASSIGN.match(arg)
         header = _HEADER_LINE.match(arg)
-        if flag is not None and credential_name(flag.group(1)):
+        if arg.startswith("-p=") and not _PORTISH.match(arg[3:]):
+            found[i].append((3, len(arg)))  # a short password flag (mysql, redis-cli -a...)
+        elif arg == "-p" and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            if not _PORTISH.match(args[i + 1]):  # `-p 5432`, `-p 8080:80`: a port
+                found[i + 1].append((0, len(args[i + 1])))
+        elif flag is not None and credential_name(flag.group(1)):
             if flag.group(2):
                 found[i].append((flag.end(), len(arg)))
             elif i + 1 < len(args) and not args[i + 1].startswith("-"):

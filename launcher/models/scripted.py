@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import yaml
 
+from launcher.config.plain_yaml import compose_plain
 from launcher.errors import ConfigError
 from launcher.models.base import ModelRequest, ModelResponse, ToolCall
 from launcher.toolset.naming import plain_name
@@ -129,7 +130,7 @@ def load_script(path: Path) -> list[ScriptedStep]:
 def parse_script(text: str, path: Path) -> list[ScriptedStep]:
     """Parse a script's text into steps; errors name `path`, line and field."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose_plain(text)  # no aliases: they expand without bound
         return _Parser(path).steps(root)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path, PurePath
 
 from launcher.errors import ToolError
+from launcher.secrets import is_secret_file
 from launcher.trust import Protected
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -137,11 +138,16 @@ class Workspace:
         raise ToolError(f"path '{path}' is outside the workspace {self.root}; refused")
 
     def contains(self, path: Path) -> bool:
-        """True when `path`, with symlinks followed, lies inside the workspace."""
-        return Path(os.path.realpath(path)).is_relative_to(self.root)
+        """True when `path`, with symlinks followed, lies inside the workspace (and is not
+        a secret file: a walk skips those)."""
+        real = Path(os.path.realpath(path))
+        return real.is_relative_to(self.root) and not is_secret_file(real)
 
     def open(self, real: Path, flags: int, mode: int = 0o644, *, make_parents: bool = False) -> int:
-        """Open a path from `resolve` without following any link on the way (see open_beneath)."""
+        """Open a path from `resolve` without following any link on the way (see open_beneath);
+        a secret file (serve's token file) is refused."""
+        if is_secret_file(real):
+            raise ToolError(f"'{self.display(real)}' is a secret file of this launcher; refused")
         return open_beneath(
             self.root, real.relative_to(self.root), flags, mode, make_parents=make_parents
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,15 +81,17 @@ def http_serve(
     *args: str,
     listen: str = "127.0.0.1:0",
     env: Mapping[str, str | None] | None = None,
+    prefix: Sequence[str] = (),
 ) -> Iterator[HttpServe]:
-    """`subagent serve --config-dir CFG --http LISTEN ARGS...`, up until the block ends."""
+    """`subagent serve --config-dir CFG --http LISTEN ARGS...`, up until the block ends
+    (`prefix`: an argv that runs it as another user)."""
     config = http_config(tmp_path)
     home = tmp_path / "state"
     err = tmp_path / "serve.err"
     argv = cli_argv("serve", "--config-dir", str(config), "--http", listen, *args)
     with err.open("wb") as errlog:
         proc = subprocess.Popen(
-            argv,
+            [*prefix, *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errlog,

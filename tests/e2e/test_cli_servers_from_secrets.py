@@ -27,6 +27,9 @@ LITERAL = {
     "gemini_env": "gemini-env-0123456789",
     "opencode_arg": "opencode-arg-0123456789",
     "opencode_header": "opencode-hdr-0123456789",
+    "short_p": "SHORTPsecret99",
+    "conn_password": "CONNSTRPASSsecret1",
+    "webhook": "WEBHOOKsecret12345",
 }
 FROM_ENV = {
     "FWD_TOKEN": "env-fwd-0123456789",
@@ -35,6 +38,7 @@ FROM_ENV = {
     "OC_TOKEN": "env-oc-0123456789",
 }
 SECRETS = [*LITERAL.values(), *FROM_ENV.values()]
+HOOK = LITERAL["webhook"]
 
 
 def _home(subagent: Subagent) -> Path:
@@ -49,7 +53,14 @@ def _home(subagent: Subagent) -> Path:
                 "url": f"https://127.0.0.1:9/mcp?tenant=a&api_key={LITERAL['claude_url']}",
                 "headers": {"Authorization": f"Bearer {LITERAL['claude_header']}"},
             },
-            "cl-stdio": {"command": "srv", "env": {"SERVICE_TOKEN": LITERAL["claude_env"]}},
+            "cl-stdio": {
+                "command": "srv",
+                "args": ["-u", "me", "-p", LITERAL["short_p"]],
+                "env": {
+                    "SERVICE_TOKEN": LITERAL["claude_env"],
+                    "CONN": f"Server=x;Password={LITERAL['conn_password']};",
+                },
+            },
             "cl-sse": {"type": "sse", "url": "https://127.0.0.1:9/sse"},
             "cl-unset": {"command": "srv", "env": {"T": "${SURELY_UNSET_TOKEN}"}},
         }
@@ -65,6 +76,9 @@ def _home(subagent: Subagent) -> Path:
         f'url = "https://me:{LITERAL["codex_userinfo"]}@127.0.0.1:9/mcp"\n'
         'env_http_headers = { "X-Api-Key" = "HDR_KEY" }\n'
         'bearer_token_env_var = "BEARER"\n'
+        "[mcp_servers.cx-hook]\n"
+        'command = "srv"\n'
+        f'env = {{ "SLACK_WEBHOOK" = "https://hooks.slack.com/services/T1/B2/{HOOK}" }}\n'
         "[mcp_servers.cx-off]\n"
         'command = "srv"\n'
         "enabled = false\n"
@@ -116,6 +130,7 @@ def test_servers_from_every_host_prints_no_secret_and_skips_what_cannot_run(
             "cl-stdio",
             "cx-stdio",
             "cx-http",
+            "cx-hook",
             "gm-http",
             "gm-stdio",
             "oc-local",
@@ -124,7 +139,11 @@ def test_servers_from_every_host_prints_no_secret_and_skips_what_cannot_run(
     )
     assert rows["cl-http"]["headers"] == {"Authorization": "Bearer ****"}
     assert rows["cl-http"]["url"] == "https://127.0.0.1:9/mcp?tenant=a&api_key=****"
-    assert rows["cl-stdio"]["env"] == {"SERVICE_TOKEN": "****"}
+    assert rows["cl-stdio"]["env"] == {"SERVICE_TOKEN": "****", "CONN": "Server=x;Password=****;"}
+    assert rows["cl-stdio"]["args"] == ["-u", "me", "-p", "****"]
+    assert rows["cx-hook"]["env"] == {
+        "SLACK_WEBHOOK": "https://hooks.slack.com/services/T1/B2/****"
+    }
     assert rows["cx-stdio"]["args"] == ["--api-key", "****"]
     assert rows["cx-stdio"]["env"] == {"FWD_TOKEN": "****"} and rows["cx-stdio"]["required"]
     assert rows["cx-http"]["url"] == "https://me:****@127.0.0.1:9/mcp"

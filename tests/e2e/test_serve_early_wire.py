@@ -134,3 +134,39 @@ def test_a_line_nested_past_the_stack_does_not_end_serves_input(host: Host) -> N
     got = answers(host, 2)
     assert got[1]["result"]["protocolVersion"] == "2025-06-18"
     assert got[2]["result"] == {}
+
+
+@pytest.mark.parametrize("field", ["prompt", "agent", "model"])
+def test_a_lone_surrogate_escape_gets_an_error_answer(host: Host, field: str) -> None:
+    host.send(
+        request(1, "initialize", INIT), {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    )
+    assert host.next()["id"] == 1
+    call = request(4, "tools/call", {"name": "spawn_subagent", "arguments": {"prompt": "go"}})
+    call["params"]["arguments"][field] = "LONE"
+    # Valid JSON (a \ud800 escape), which the SDK's parser refuses.
+    line = json.dumps(call).replace('"LONE"', '"\\ud800"').encode()
+    host.send_raw(line + b"\n" + json.dumps(request(9, "ping")).encode() + b"\n")
+    got = answers(host, 2)
+    assert got[4]["error"]["code"] == -32700
+    assert got[9]["result"] == {}
+
+
+def test_a_line_that_never_ends_is_dropped_past_the_limit_and_serve_keeps_answering(
+    host: Host,
+) -> None:
+    from launcher.backend.early import MAX_LINE_BYTES
+
+    host.send(
+        request(1, "initialize", INIT), {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    )
+    assert host.next()["id"] == 1
+    # No newline yet: the error comes while the line is still open, so it is not buffered.
+    chunk = b"x" * 2**20
+    for _ in range(MAX_LINE_BYTES // len(chunk) + 2):
+        host.send_raw(chunk)
+    dropped = host.next()
+    assert dropped["id"] is None and dropped["error"]["code"] == -32700
+    assert f"over {MAX_LINE_BYTES // 2**20} MiB" in dropped["error"]["message"]
+    host.send_raw(b"still the same line\n" + json.dumps(request(3, "ping")).encode() + b"\n")
+    assert answers(host, 1) == {3: {"jsonrpc": "2.0", "id": 3, "result": {}}}

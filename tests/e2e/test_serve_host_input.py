@@ -199,3 +199,29 @@ async def test_legacy_task_asks_through_tasks_result(tmp_path: Path) -> None:
     assert asked["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
     session = result["structuredContent"]["session_id"]
     assert tool_results(serve.home, session) == ["answer: Lovelace"]
+
+
+ASKED_SECRET = "asker-secret-0123456789abc"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_an_input_request_is_masked(tmp_path: Path, mode: str) -> None:
+    # A hostile model (or server) writes a secret of serve's into the question it asks.
+    script = tmp_path / "leak.yaml"
+    question = f"is {ASKED_SECRET} yours?"
+    script.write_text(
+        "steps:\n"
+        f"  - call: [{{tool: asker__ask, args: {{question: '{question}'}}}}]\n"
+        "  - say: asked\n"
+    )
+    host = Host("Ada")
+    args = {**ask_args(tmp_path), "model": f"scripted:{script}"}
+    with (
+        http_serve(tmp_path, env={"ASKER_SECRET": ASKED_SECRET}) as serve,
+        anyio.fail_after(LIMIT_S),
+    ):
+        async with http_client(serve.url, mode=mode, elicitation_callback=host.answer) as client:
+            done = await client.call_tool("spawn_subagent", args)
+    assert done.content[0].text == "asked"
+    assert [a["message"] for a in host.asked] == ["is **** yours?"]

@@ -157,3 +157,19 @@ def test_a_host_script_over_the_limit_is_an_error_naming_it(tmp_path: Path, host
     assert answer["result"]["isError"] is True
     assert f"larger than {MAX_HOST_SCRIPT_BYTES // 1024} KiB" in text(answer)
     assert not (tmp_path / "state" / "sessions").exists(), "a refused spawn must run nothing"
+
+
+def test_an_alias_bomb_script_is_refused(tmp_path: Path, host: Host) -> None:
+    # 10 nested aliases of 10 items each: a few hundred bytes, 10^10 values once expanded.
+    lines = ["steps:", "  - call:", "      - tool: read", "        args:"]
+    lines.append("          a0: &a0 [x,x,x,x,x,x,x,x,x,x]")
+    lines += [f"          a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    lines += ["          path: x", "  - say: ran anyway"]
+    script = tmp_path / "cfg" / "bomb.yaml"
+    script.write_text("\n".join(lines) + "\n")
+    assert script.stat().st_size < 1024
+    host.send(spawn_call(2, prompt="go", model=f"scripted:{script}"))
+    answer = host.next()
+    assert answer["result"]["isError"] is True
+    assert "not a usable script (line 5)" in text(answer)
+    assert not (tmp_path / "state" / "sessions").exists(), "a refused spawn must run nothing"

@@ -49,6 +49,10 @@ async def test_jwts_of_the_issuer_are_accepted_by_subject_and_every_other_token_
                 "expired": issuer.mint_jwt("alice", resource, ttl=-120),
                 "other issuer": issuer.mint_jwt("alice", resource, issuer="http://evil.invalid"),
                 "forged": issuer.mint_jwt("alice", resource, foreign=1),
+                # No subject: never the caller its client_id (or azp) names.
+                "empty sub": issuer.mint_jwt("", resource),
+                # The header's alg is RSA's, its kid names the EC key.
+                "key type mismatch": issuer.mint_jwt("alice", resource, ec_kid=1),
             }
             for what, token in refused.items():
                 auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -57,6 +61,7 @@ async def test_jwts_of_the_issuer_are_accepted_by_subject_and_every_other_token_
                 challenge = answer.headers["www-authenticate"]
                 assert 'resource_metadata="' in challenge, what
                 assert "/.well-known/oauth-protected-resource/mcp" in challenge, what
+            assert "Traceback" not in serve.stderr()
 
         alice = issuer.mint_jwt("alice", resource)
         bob = issuer.mint_jwt("bob", resource)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launcher.config.types import SandboxSettings
+from launcher.secrets import secret_files
 from launcher.tools.sandbox.gitdirs import worktree_git_dirs
 
 HOME_SECRETS: tuple[str, ...] = (
@@ -109,8 +110,9 @@ def expand_user_path(raw: str, home: Path) -> Path:
 
 
 def denied_paths(state_home: Path, home: Path, extra: Iterable[str] = ()) -> tuple[Path, ...]:
-    """The read deny list: SUBAGENT_HOME, the home's credential files, and `extra`."""
-    found: list[Path] = [state_home, Path("/dev")]
+    """The read deny list: SUBAGENT_HOME, the home's credential files, the files serve
+    reads as secrets (its token file), and `extra`."""
+    found: list[Path] = [state_home, Path("/dev"), *secret_files()]
     found += [home / rel for rel in HOME_SECRETS]
     found += [expand_user_path(raw, home) for raw in extra]
     # Resolved, so a symlinked home or a `..` in a path denies the real file.
