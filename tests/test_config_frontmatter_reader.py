@@ -11,6 +11,7 @@ import pytest
 from launcher.config.agents import parse_agent_text
 from launcher.config.dialect import Dialect
 from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
 from launcher.config.discovery import load_config
 from launcher.errors import ConfigError
@@ -167,3 +168,25 @@ def test_a_look_alike_field_name_is_refused(key: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse(f"---\ndescription: x\n{key}: Read\n---\n", CLAUDE)
     assert caught.value.line == 3
+
+
+@pytest.mark.parametrize(
+    ("dialect", "yaml_text", "line"),
+    [
+        (OPENCODE, "permission:\n  bash: deny\n  edit: deny\n  bash: allow", 5),
+        (OPENCODE, 'tools:\n  "*": false\n  read: true\n  "*": true', 5),
+        (SUBAGENT, "sandbox:\n  mode: required\n  network: false\n  network: true", 5),
+        (CLAUDE, "hooks:\n  PreToolUse: [{matcher: Bash}]\n  PreToolUse: []", 4),
+        (SUBAGENT, "sandbox: {mode: required, network: false, network: true}", 2),
+        (CLAUDE, "mcpServers:\n  - gh:\n      command: x\n      command: y", 5),
+    ],
+    ids=["permission", "tools-map", "sandbox", "hooks", "flow", "in-list"],
+)
+def test_a_duplicate_key_at_any_depth_refuses_the_file(
+    dialect: Dialect, yaml_text: str, line: int
+) -> None:
+    # The last value must never win silently: js-yaml and tomllib refuse these too.
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{yaml_text}\n---\nprompt\n", dialect)
+    assert "duplicate" in caught.value.message
+    assert caught.value.line == line

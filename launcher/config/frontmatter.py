@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 import yaml
+import yaml.constructor
 import yaml.reader
 import yaml.scanner
 
@@ -117,6 +118,24 @@ class _NoAliasLoader(yaml.SafeLoader):
         raise yaml.scanner.ScannerError(
             None, None, "YAML anchors (&name) are not read here", self.get_mark()
         )
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        # PyYAML lets the last of two equal keys win; a second `bash:` inside `permission:`
+        # would silently widen what a reviewer reads. js-yaml and tomllib refuse them too.
+        if isinstance(node, yaml.MappingNode):
+            seen: set[object] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    continue  # an unhashable key: the base constructor refuses it
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key '{excerpt(key)}'", key_node.start_mark
+                    )
+        return super().construct_mapping(node, deep=deep)
 
 
 class Entry:
