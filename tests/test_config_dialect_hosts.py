@@ -267,6 +267,34 @@ def test_opencode_star_deny_permission_is_an_allowlist() -> None:
     assert any("'g*': only the built-ins it names" in note for note in notes)
 
 
+@pytest.mark.parametrize(
+    ("fields", "builtins"),
+    [
+        ('tools:\n  "*": false\n  bash: true\npermission:\n  "*": deny\n  read: allow', ()),
+        (
+            'tools:\n  "*": false\n  bash: true\n  read: true\n'
+            'permission:\n  "*": deny\n  read: allow\n  jira_*: allow',
+            ("read",),
+        ),
+        ('permission:\n  "*": deny\n  read: allow\ntools:\n  "*": false\n  bash: true', ()),
+    ],
+    ids=["disjoint", "overlap", "permission-first"],
+)
+def test_opencode_tools_and_permission_allowlists_intersect(
+    fields: str, builtins: tuple[str, ...]
+) -> None:
+    # Two allowlists on one agent: only what both allow, never what either allows.
+    spec = parse_agent_text(md(fields), "oc.md", [], OPENCODE)
+    assert ToolScope(spec).builtin_names() == builtins
+    assert not offered(spec, "jira", "get_issue")
+    assert not offered(spec, "gh", "create_issue")
+
+
+def test_opencode_two_step_limits_keep_the_smaller() -> None:
+    for fields in ("maxSteps: 100\nsteps: 2", "steps: 2\nmaxSteps: 100"):
+        assert parse_agent_text(md(fields), "oc.md", [], OPENCODE).max_turns == 2
+
+
 def test_opencode_v2_permissions_list_denies_whole_tools() -> None:
     spec = parse_agent_text(
         md(

@@ -15,10 +15,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from launcher.config.frontmatter import excerpt
 from launcher.errors import ConfigError
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 class Action(StrEnum):
@@ -212,13 +215,20 @@ def _edits(a: str, b: str) -> int:
 
 
 def _merge(ours: dict[str, RawField], target: str, new: RawField) -> None:
-    """Two fields landing on one of ours narrow each other: `extensions` keeps only
-    servers both allow; lists (`disallowed_tools`) add up; else the first stays."""
+    """Two fields landing on one of ours narrow each other: `extensions` and `tools` keep
+    only what both allow; deny lists (`disallowed_tools`) add up; of two turn limits the
+    smaller stays; else the first stays."""
     old = ours.get(target)
     if old is None or old.value is None:
         ours[target] = new
     elif target == "extensions":
         ours[target] = RawField(_narrowest(old.value, new.value), old.line, None, old.key)
+    elif target == "tools":
+        both = _allowed_by_both(_listed(old.value), _listed(new.value))
+        ours[target] = RawField(both or ["none"], old.line, None, old.key)
+    elif target == "max_turns" and _is_int(old.value) and _is_int(new.value):
+        if new.value < old.value:  # type: ignore[operator]
+            ours[target] = new
     elif isinstance(old.value, list) and isinstance(new.value, list):
         ours[target] = RawField(old.value + new.value, old.line, None, old.key)
 
@@ -232,6 +242,26 @@ def _narrowest(a: object, b: object) -> object:
         return a
     names_b = _listed(b)
     return tuple(name for name in _listed(a) if name in names_b)
+
+
+def _allowed_by_both(a: tuple[str, ...], b: tuple[str, ...]) -> list[str]:
+    """The entries of two allowlists that both allow: an entry stays when the other list
+    names it, or (a plain name) one of its globs matches it. Two different globs are
+    dropped, never widened to either."""
+    if "none" in a or "none" in b:
+        return []
+
+    def covered(name: str, other: tuple[str, ...]) -> bool:
+        return name in other or (
+            not _GLOB.search(name) and any(fnmatchcase(name, o) for o in other)
+        )
+
+    kept = [name for name in a if covered(name, b)] + [name for name in b if covered(name, a)]
+    return list(dict.fromkeys(kept))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _listed(value: object) -> tuple[str, ...]:
