@@ -190,3 +190,36 @@ def test_a_duplicate_key_at_any_depth_refuses_the_file(
         parse(f"---\n{yaml_text}\n---\nprompt\n", dialect)
     assert "duplicate" in caught.value.message
     assert caught.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("dialect", "yaml_text", "line"),
+    [
+        (CLAUDE, "tools: !!null Read", 2),
+        (CLAUDE, "description: x\ndisallowedTools: !!null Bash", 3),
+        (CLAUDE, "permissionMode: !!null plan", 2),
+        (SUBAGENT, "sandbox: !!null required", 2),
+        (SUBAGENT, "tools: !!str read", 2),
+        (SUBAGENT, "tools: ! read", 2),
+        (SUBAGENT, "tools: !custom read", 2),
+        (SUBAGENT, "sandbox:\n  network: !!bool false", 3),
+        (SUBAGENT, "tools: !!seq [read]", 2),
+    ],
+)
+def test_a_yaml_tag_anywhere_refuses_the_file(dialect: Dialect, yaml_text: str, line: int) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{yaml_text}\n---\nprompt\n", dialect)
+    assert "tags" in caught.value.message
+    assert caught.value.line == line
+
+
+@pytest.mark.parametrize("dialect", [CLAUDE, SUBAGENT, OPENCODE], ids=lambda d: d.name)
+@pytest.mark.parametrize("value", ["", " ~", " null"])
+def test_a_restriction_field_with_no_value_is_refused_not_omitted(
+    dialect: Dialect, value: str
+) -> None:
+    key = {"claude": "disallowedTools", "subagent": "tools", "opencode": "permission"}
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\ndescription: x\n{key[dialect.name]}:{value}\n---\nprompt\n", dialect)
+    assert "no value" in caught.value.message
+    assert caught.value.line == 3

@@ -107,6 +107,16 @@ def translate(
                 path=path,
                 line=raw.line,
             )
+        if raw.value is None and looks_like_restriction(key) is not None:
+            # `tools:` with nothing after it reads to a reviewer as "no tools"; as omitted
+            # it would mean every tool. Neither guess is safe: say what it allows.
+            raise ConfigError(
+                f"'{excerpt(key)}' has no value: write what it allows (or remove the field); "
+                "refused rather than read as omitted",
+                path=path,
+                line=raw.line,
+                field=key,
+            )
         if rule is None and (like := looks_like_restriction(key)) is not None:
             raise ConfigError(
                 f"'{excerpt(key)}' looks like a restriction field ('{like}') but {dialect.name} "

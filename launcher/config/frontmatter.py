@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 import yaml
+import yaml.composer
 import yaml.constructor
 import yaml.reader
 import yaml.scanner
@@ -118,6 +119,18 @@ class _NoAliasLoader(yaml.SafeLoader):
         raise yaml.scanner.ScannerError(
             None, None, "YAML anchors (&name) are not read here", self.get_mark()
         )
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        # An explicit tag changes what a reviewer reads: `tools: !!null Read` is None, so
+        # "omitted", so every tool. js-yaml refuses most; here every tag is refused.
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        tag = None if isinstance(event, yaml.AliasEvent) else getattr(event, "tag", None)
+        if tag is not None:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")
+            raise yaml.composer.ComposerError(
+                None, None, f"YAML tags ({excerpt(shown)}) are not read here", event.start_mark
+            )
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
         # PyYAML lets the last of two equal keys win; a second `bash:` inside `permission:`
