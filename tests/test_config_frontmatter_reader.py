@@ -223,3 +223,23 @@ def test_a_restriction_field_with_no_value_is_refused_not_omitted(
         parse(f"---\ndescription: x\n{key[dialect.name]}:{value}\n---\nprompt\n", dialect)
     assert "no value" in caught.value.message
     assert caught.value.line == 3
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "prefix", ["\v", "\f", "\x85", "\u2028", "\u3000", "\u200e", "\u200f", "\u00ad", "\v\n"]
+)
+def test_a_fence_behind_any_invisible_character_is_refused(prefix: str, dialect: Dialect) -> None:
+    text = f"{prefix}---\n{FIELDS[dialect.name]}\n---\nprompt\n"
+    with pytest.raises(ConfigError) as caught:
+        parse(text, dialect)
+    assert "refused rather than read as prompt" in caught.value.message
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+@pytest.mark.parametrize("fence", ["\u2014" * 3, "\u2212" * 3, "\uff0d" * 3, "\u2013" * 3])
+def test_a_look_alike_dash_fence_is_refused(fence: str, dialect: Dialect) -> None:
+    text = f"{fence}\n{FIELDS[dialect.name]}\n{fence}\nprompt\n"
+    with pytest.raises(ConfigError) as caught:
+        parse(text, dialect)
+    assert caught.value.line == 1

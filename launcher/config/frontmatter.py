@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,9 @@ NAME_SCAN_LINES = 200
 """How far into a broken file `claimed_name` looks for its `name:` line."""
 
 _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00a0\u180e"
+# Dashes a reader takes for `-` that are not in Unicode's dash class (Pd): minus signs,
+# box-drawing lines.
+_DASHES = "\u2212\u2796\u2500\u2501\u23af\u02d7\u207b\u208b\ufe63\uff0d"
 # A line that reads as a fence to a human, or to another tool's looser reader (`+++` opens
 # TOML frontmatter elsewhere).
 _FENCE_LIKE = re.compile(r"^(-{3,}|\+{3,})")
@@ -66,16 +70,25 @@ def split_frontmatter(text: str, path: Path) -> tuple[str | None, str, int]:
     return None, text, 1
 
 
+def _seen(line: str) -> str:
+    """`line` as a human sees it: no whitespace, control, format or invisible characters
+    (\\v, \\x85, \\u2028, \\u3000, LRM...), and every dash look-alike as `-`."""
+    kept = []
+    for char in line:
+        category = unicodedata.category(char)
+        if char.isspace() or char in _INVISIBLE or category in ("Cc", "Cf", "Zs", "Zl", "Zp"):
+            continue
+        kept.append("-" if char in _DASHES or category == "Pd" else char)
+    return "".join(kept)
+
+
 def _refuse_displaced_block(lines: list[str], path: Path) -> None:
     """A `---` block that is not at line 1 exactly is refused, never read as prompt."""
-    fences = [
-        i for i, line in enumerate(lines) if _FENCE_LIKE.match(line.strip(_INVISIBLE + " \t\r\n"))
-    ]
+    fences = [i for i, line in enumerate(lines) if _FENCE_LIKE.match(_seen(line))]
     if not fences:
         return
     first = fences[0]
-    before = "".join(lines[:first])
-    if not before.strip(_INVISIBLE + " \t\r\n"):
+    if not any(_seen(line) for line in lines[:first]):
         raise ConfigError(
             f"frontmatter must begin on line 1 with exactly '---' (found "
             f"'{excerpt(lines[first].rstrip(chr(10) + chr(13)))}' here, after "
@@ -103,6 +116,8 @@ def _what_is_before(lines: list[str], first: int) -> str:
         return "an invisible character"
     if line[:1] in " \t":
         return "leading whitespace"
+    if line[:1] and not _seen(line[:1]):
+        return f"an invisible or control character (U+{ord(line[0]):04X})"
     return "a fence that is not exactly '---'"
 
 
