@@ -79,8 +79,12 @@ def test_a_host_folder_is_read_in_its_dialect(
         "\n---\nname: reviewer\ntools: Read\n---\n",
         "---\nname: reviewer\non: push\n---\n",
         "---\nname: 'reviewer'\ntools: [Read\n---\n",
+        "---\nname: &n reviewer\ntools: Read\n---\n",
+        "---\nname: !!str reviewer\ntools: Read\n---\n",
+        "---\nname: >-\n  reviewer\ntools: [Read\n---\n",
+        '---\nname: "rev\\x69ewer"\ntools: [Read\n---\n',
     ],
-    ids=["refused-field", "displaced", "bad-key", "bad-yaml"],
+    ids=["refused-field", "displaced", "bad-key", "bad-yaml", "anchor", "tag", "block", "escape"],
 )
 def test_a_broken_file_claims_its_name_over_a_wider_agent_found_later(
     tmp_path: Path, broken: str

@@ -26,7 +26,7 @@ from launcher.config.dialect_codex import CODEX
 from launcher.config.dialect_gemini import GEMINI
 from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
-from launcher.config.frontmatter import claimed_name
+from launcher.config.frontmatter import claimed_names
 from launcher.config.hosts import (
     PROJECT_HOST_FILES,
     add_host_servers,
@@ -95,10 +95,10 @@ class _Collector:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
                 self.warnings.append(f"agent file skipped: {exc}")
-                # The file's own `name:` too, when that line reads: a wider agent of that
-                # name found later must not run in its place.
-                for claimed in dict.fromkeys((path.stem, claimed_name(path))):
-                    if claimed is not None and not self._claimed(claimed):
+                # Every name its `name:` lines may spell too: a wider agent of that name
+                # found later must not run in its place.
+                for claimed in dict.fromkeys((path.stem, *claimed_names(path))):
+                    if not self._claimed(claimed):
                         self.broken[claimed] = str(exc)
                 continue
             if spec.name in seen_here:

@@ -30,7 +30,9 @@ FRONTMATTER_FIRST_LINE = 2
 EXCERPT_CHARS = 40
 """The most of a value an error message quotes."""
 NAME_SCAN_LINES = 200
-"""How far into a broken file `claimed_name` looks for its `name:` line."""
+"""How far into a broken file `claimed_names` looks for its `name:` lines."""
+MAX_CLAIMED_NAMES = 64
+"""The most names one broken file claims (a bound on a file of `name:` lines)."""
 
 _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00a0\u180e"
 # Dashes a reader takes for `-` that are not in Unicode's dash class (Pd): minus signs,
@@ -41,7 +43,8 @@ _DASHES = "\u2212\u2796\u2500\u2501\u23af\u02d7\u207b\u208b\ufe63\uff0d"
 _FENCE_LIKE = re.compile(r"^(-{3,}|\+{3,})")
 # A `key:` line, the sign that a `---` block holds fields.
 _FIELD_LINE = re.compile(r"^\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*:")
-_NAME_LINE = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*:\s*[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME_KEY = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*[:=]")
+_NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
@@ -257,22 +260,45 @@ def yaml_error(exc: yaml.YAMLError, path: Path, frontmatter: str = "") -> Config
     return ConfigError(message, path=path, line=line)
 
 
-def claimed_name(path: Path) -> str | None:
-    """The `name:` a file that cannot be read still claims, if that line reads as one.
+def claimed_names(path: Path) -> tuple[str, ...]:
+    """Every name a file that cannot be read may claim on its `name:` (or TOML `name =`)
+    lines: what follows an anchor, a tag or a quote, a block scalar's next line, an
+    escaped quoted string as decoded, and each name-like word there.
 
-    A broken higher-priority file then hides a same-named agent found later, so a wider
-    agent never runs in its place."""
+    A broken higher-priority file then hides every same-named agent found later, so a
+    wider agent never runs in its place: claiming too many fails closed."""
     try:
         # Never open what is not a regular file: a FIFO would block the read.
         if not stat.S_ISREG(path.stat().st_mode):
-            return None
+            return ()
         with path.open("rb") as handle:
             head = handle.read(64 * 1024)
     except OSError:
-        return None
-    text = head.decode("utf-8", errors="replace")
-    for line in text.split("\n")[:NAME_SCAN_LINES]:
-        match = _NAME_LINE.match(line)
-        if match:
-            return match.group(1)
-    return None
+        return ()
+    lines = head.decode("utf-8", errors="replace").split("\n")[:NAME_SCAN_LINES]
+    names: dict[str, None] = {}
+    for index, line in enumerate(lines):
+        match = _NAME_KEY.match(line)
+        if match is None:
+            continue
+        value = line[match.end() :]
+        if not value.strip(" \t\r'\"") or value.strip(" \t\r").startswith((">", "|")):
+            # `name:` alone, or a block scalar: the name is on the next line.
+            value += " " + (lines[index + 1] if index + 1 < len(lines) else "")
+        names.update(dict.fromkeys(_NAME_WORD.findall(value)))
+        names.update(dict.fromkeys(_NAME_WORD.findall(_unescaped(value))))
+        if len(names) > MAX_CLAIMED_NAMES:
+            break
+    return tuple(names)[:MAX_CLAIMED_NAMES]
+
+
+def _unescaped(value: str) -> str:
+    """A double-quoted YAML/TOML string's escapes decoded (`"rev\\x69ewer"`), else ''."""
+    quoted = re.search(r'"((?:[^"\\]|\\.)*)"', value)
+    if quoted is None or "\\" not in quoted.group(1):
+        return ""
+    try:
+        decoded = yaml.safe_load(f'"{quoted.group(1)}"')
+    except yaml.YAMLError:
+        return ""
+    return decoded if isinstance(decoded, str) else ""
