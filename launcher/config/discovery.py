@@ -91,6 +91,17 @@ class _Collector:
             return
         seen_here: dict[str, Path] = {}
         for path in sorted(directory.glob(f"*{dialect.suffix}")):
+            if not _printable_utf8(path.name):
+                # A stem that is not text would be the agent's name: JSON cannot carry
+                # it (serve died listing it) and a terminal would run its escapes.
+                self.warnings.append(
+                    f"agent file skipped: {shown_path(path)}: its name is not printable "
+                    "UTF-8; rename it"
+                )
+                for claimed in claimed_names(path):
+                    if not self._claimed(claimed):
+                        self.broken[claimed] = f"{shown_path(path)}: name is not printable UTF-8"
+                continue
             try:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
@@ -344,3 +355,19 @@ def _names_a_server(patterns: Iterable[str], servers: Iterable[str]) -> bool:
         for pattern in patterns
         for pair in names
     )
+
+
+def _printable_utf8(name: str) -> bool:
+    """Whether a file name decoded from UTF-8 and holds no control or format character."""
+    return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
+
+
+def shown_path(path: Path) -> str:
+    """`path` safe for a terminal and for JSON: undecodable bytes and control characters
+    escaped (`bad\\xff.md`, `nl\\nx.md`)."""
+    raw = os.fsencode(path).decode("utf-8", errors="backslashreplace")
+    return "".join(char if char.isprintable() else _escaped(char) for char in raw)
+
+
+def _escaped(char: str) -> str:
+    return repr(char)[1:-1] if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
