@@ -151,6 +151,23 @@ def test_codex_server_tables_narrow_as_written(tmp_path: Path) -> None:
     assert not offered(spec, "web", "fetch")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        'disabled-tools = ["create_issue"]',
+        'Disabled_tools = ["create_issue"]',
+        'disabledtool = ["create_issue"]',
+        'tools.create_issue.approval_mode = "prompt"',
+    ],
+)
+def test_a_misspelt_codex_server_filter_refuses_the_agent(tmp_path: Path, line: str) -> None:
+    # Warned and ignored, it would leave the tool it meant to hide offered.
+    text = CODEX_REVIEWER + f'[mcp_servers.gh]\ncommand = "gh-mcp"\n{line}\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_file(write(tmp_path / "r.toml", text), [], CODEX)
+    assert "server 'gh'" in caught.value.message and "restriction" in caught.value.message
+
+
 # Gemini CLI --------------------------------------------------------------------------
 
 
@@ -205,6 +222,14 @@ def test_gemini_inline_servers_keep_their_exclusions() -> None:
     (server,) = spec.servers
     assert (server.disabled_tools, server.tool_timeout) == (("delete_repo",), 5.0)
     assert not offered(spec, "old", "anything")  # SSE cannot run here: never another "old"
+
+
+@pytest.mark.parametrize("key", ["exclude_tools", "excludedTools", "include-tools", "ExcludeTools"])
+def test_a_misspelt_gemini_server_filter_refuses_the_agent(key: str) -> None:
+    fields = f"mcpServers:\n  gh:\n    command: gh-mcp\n    {key}: [create_issue]"
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_text(md(fields), "a.md", [], GEMINI)
+    assert "server 'gh'" in caught.value.message and "restriction" in caught.value.message
 
 
 @pytest.mark.parametrize(
