@@ -49,6 +49,21 @@ def test_config_dir_at_a_claude_folder_honours_disallowed_tools(tmp_path: Path) 
     assert not [w for w in config.warnings if "unknown field" in w]
 
 
+@pytest.mark.parametrize("spelling", ["plain", "dotdot", "symlink"])
+def test_config_dir_spelt_any_way_reads_the_claude_folder_and_its_settings(
+    tmp_path: Path, spelling: str
+) -> None:
+    claude = tmp_path / "proj" / ".claude"
+    (claude / "agents").mkdir(parents=True)
+    (claude / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview.\n")
+    (claude / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}')
+    (tmp_path / "link").symlink_to(claude)
+    given = {"plain": claude, "dotdot": claude / "agents" / "..", "symlink": tmp_path / "link"}
+    config = load_config(given[spelling], cwd=tmp_path, home=tmp_path, env={})
+    assert config.agents["reviewer"].dialect == "claude"
+    assert "bash" not in ToolScope(config.agents["reviewer"]).builtin_names()
+
+
 @pytest.mark.parametrize(
     ("folder", "file", "text"),
     [

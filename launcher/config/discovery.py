@@ -238,9 +238,12 @@ def load_config(
         config_dir = cwd / config_dir.expanduser()
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
-        hosts += _add_config_dir(collector, config_dir, env, dialect_at(config_dir))
+        # Place decides from the real folder: `.claude/agents/..` or a symlink to `.claude`
+        # is that `.claude`, with its settings.json denies.
+        real = config_dir.resolve()
+        hosts += _add_config_dir(collector, config_dir, env, dialect_at(real))
         # Hermetic: a project's own `.claude/` settings only, never the user's.
-        project = config_dir.parent if config_dir.name == SETTINGS_DIR else None
+        project = real.parent if real.name == SETTINGS_DIR else None
         collector.apply_claude(read_claude_settings(settings_files(project, None), project))
     else:
         hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env)
