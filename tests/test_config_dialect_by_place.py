@@ -114,3 +114,16 @@ def test_a_broken_file_claims_its_name_over_a_wider_agent_found_later(
     assert "reviewer" not in config.agents
     with pytest.raises(ConfigError):
         resolve_agent(config, "reviewer")
+
+
+def test_a_project_agent_file_symlinked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root:x:0:0:the secret prompt\n")
+    agents = tmp_path / "proj" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "passwd.md").symlink_to(outside)
+    (agents / "inside.md").symlink_to(agents.parent / "kept.txt")
+    (agents.parent / "kept.txt").write_text("---\ndescription: x\n---\nHi.\n")
+    config = load_config(cwd=tmp_path / "proj", home=tmp_path / "home", env={})
+    assert "passwd" not in config.agents and "inside" in config.agents
+    assert any("passwd.md" in w and "symlink out of the project" in w for w in config.warnings)

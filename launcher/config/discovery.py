@@ -86,11 +86,24 @@ class _Collector:
     tool_search: ToolSearch | None = None
     prices: dict[str, ModelPrice] = field(default_factory=dict)
 
-    def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
+    def add_agent_dir(
+        self, directory: Path, dialect: Dialect = SUBAGENT, within: Path | None = None
+    ) -> None:
+        """Add `directory`'s agent files; `within`: a project, whose agent files must not
+        be symlinks out of it (`passwd.md -> /etc/passwd` would become a prompt)."""
         if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
+        root = within.resolve() if within is not None else None
         for path in sorted(directory.glob(f"*{dialect.suffix}")):
+            if root is not None and not path.resolve().is_relative_to(root):
+                self.warnings.append(
+                    f"agent file skipped: {shown_path(path)}: a symlink out of the project "
+                    f"({shown_path(path.resolve())}) is not read"
+                )
+                if _printable_utf8(path.stem) and not self._claimed(path.stem):
+                    self.broken[path.stem] = f"{shown_path(path)}: a symlink out of the project"
+                continue
             if not _printable_utf8(path.name):
                 # A stem that is not text would be the agent's name: JSON cannot carry
                 # it (serve died listing it) and a terminal would run its escapes.
@@ -246,9 +259,9 @@ def load_config(
         project = real.parent if real.name == SETTINGS_DIR else None
         collector.apply_claude(read_claude_settings(settings_files(project, None), project))
     else:
-        hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env)
+        hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env, within=cwd)
         for folder, dialect in PROJECT_AGENT_DIRS:
-            collector.add_agent_dir(cwd / folder, dialect)
+            collector.add_agent_dir(cwd / folder, dialect, within=cwd)
         # Other hosts' files may hold servers we cannot run (sse, unset variables):
         # skip those with a warning instead of failing every command.
         for name, key in PROJECT_HOST_FILES:
@@ -266,11 +279,15 @@ def load_config(
 
 
 def _add_config_dir(
-    collector: _Collector, directory: Path, env: Mapping[str, str], dialect: Dialect = SUBAGENT
+    collector: _Collector,
+    directory: Path,
+    env: Mapping[str, str],
+    dialect: Dialect = SUBAGENT,
+    within: Path | None = None,
 ) -> tuple[str, ...]:
     if dialect is OPENCODE:
-        collector.add_agent_dir(directory / "agent", dialect)  # opencode's own folder name
-    collector.add_agent_dir(directory / "agents", dialect)
+        collector.add_agent_dir(directory / "agent", dialect, within)  # opencode's own name
+    collector.add_agent_dir(directory / "agents", dialect, within)
     return collector.add_servers(directory / "mcp.json", env)
 
 
