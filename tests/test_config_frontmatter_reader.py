@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from launcher.config.agents import parse_agent_text
-from launcher.config.dialect import Dialect
+from launcher.config.dialect import MAX_FIELDS, Dialect
 from launcher.config.dialect_claude import CLAUDE
 from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
@@ -243,3 +243,11 @@ def test_a_look_alike_dash_fence_is_refused(fence: str, dialect: Dialect) -> Non
     with pytest.raises(ConfigError) as caught:
         parse(text, dialect)
     assert caught.value.line == 1
+
+
+def test_a_file_of_too_many_fields_is_refused_naming_the_first_extra() -> None:
+    fields = "".join(f"field{i}: v\n" for i in range(MAX_FIELDS + 5))
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{fields}---\nprompt\n", CLAUDE)
+    assert caught.value.line == MAX_FIELDS + 2
+    assert "fields" in caught.value.message

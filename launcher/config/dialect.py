@@ -82,6 +82,10 @@ class Dialect:
     """Reads a file of another shape than Markdown with YAML frontmatter."""
 
 
+MAX_FIELDS = 500
+"""The most frontmatter fields an agent file may have (real ones have a dozen)."""
+
+
 def translate(
     dialect: Dialect,
     entries: Mapping[str, RawField],
@@ -94,6 +98,13 @@ def translate(
     field or value raises ConfigError naming the file, line and field.
     """
     notes: list[str] = [] if warnings is None else warnings
+    if len(entries) > MAX_FIELDS:
+        # Each unknown field is checked against every restriction word: 100 000 of them
+        # held serve's tools/list for most of a minute. No agent file needs this many.
+        extra = list(entries.values())[MAX_FIELDS]
+        raise ConfigError(
+            f"more than {MAX_FIELDS} frontmatter fields: refused", path=path, line=extra.line
+        )
     ours: dict[str, RawField] = {}
     ignored: list[str] = []
     for key, raw in entries.items():
