@@ -131,7 +131,7 @@ def test_a_deep_or_locked_tree_the_model_made_is_removed(tmp_path: Path) -> None
     assert [p.name for p in repo.iterdir() if p.name.startswith(".subagent")] == []
 
 
-def test_what_cannot_be_made_again_is_never_removed(tmp_path: Path) -> None:
+def test_an_unchanged_file_too_large_to_copy_stays(tmp_path: Path) -> None:
     from launcher.trust import guard as guard_module
 
     repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
@@ -140,10 +140,11 @@ def test_what_cannot_be_made_again_is_never_removed(tmp_path: Path) -> None:
     try:
         guard = Guard(protected_set(repo))
         (repo / ".claude/s.json").write_text("[]")
-        assert guard.restore() == [".claude (changed; too large to put back)"]
+        assert guard.restore() == [".claude"]
     finally:
         guard_module.MAX_SNAPSHOT_BYTES = limit
     assert (repo / ".claude/big.bin").read_text() == "x" * 4096
+    assert (repo / ".claude/s.json").read_text() == "{}"
 
 
 def test_modes_and_read_only_directories_come_back(tmp_path: Path) -> None:
@@ -180,3 +181,39 @@ def test_an_agents_memory_stays_the_models_inside_the_protected_subagent(tmp_pat
     with pytest.raises(ToolError, match="protected"):
         write_file(ws, {"path": ".subagent/agents/evil.md", "content": "x"}, 1000)
     assert guard.restore() == []
+
+
+def test_a_used_up_copy_budget_never_hides_a_same_size_rewrite(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/hooks/check.sh": "#!/bin/sh\nexit 0\n"})
+    hook = repo / ".claude/hooks/check.sh"
+    old = hook.stat()
+    guard = Guard(protected_set(repo))
+    (repo / ".subagent").mkdir()
+    with open(repo / ".subagent/pad", "wb") as pad:
+        pad.truncate(64 * 1024 * 1024 - 4)  # sparse: uses up the copy budget, no disk
+    hook.write_text("#!/bin/sh\nid >&2\n")  # same size
+    os.utime(hook, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert sorted(guard.changed()) == [".claude", ".subagent"]
+    assert sorted(guard.restore()) == [".claude", ".subagent"]
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    assert not (repo / ".subagent").exists()
+
+
+def test_a_changed_file_too_large_to_copy_is_removed_not_trusted(tmp_path: Path) -> None:
+    from launcher.trust import guard as guard_module
+
+    repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
+    big = repo / ".claude/big.bin"
+    old = big.stat()
+    limit = guard_module.MAX_SNAPSHOT_BYTES
+    guard_module.MAX_SNAPSHOT_BYTES = 1024
+    try:
+        guard = Guard(protected_set(repo))
+        big.write_text("y" * 4096)
+        os.utime(big, ns=(old.st_atime_ns, old.st_mtime_ns))
+        said = guard.restore()
+    finally:
+        guard_module.MAX_SNAPSHOT_BYTES = limit
+    assert said == [".claude (removed, too large to put back: .claude/big.bin)"]
+    assert not big.exists()
+    assert (repo / ".claude/s.json").read_text() == "{}"

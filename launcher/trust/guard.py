@@ -4,13 +4,14 @@ restored after every shell command (its processes gone) and at the session's end
 Everything is done at directory fds, never through a link: a place the model turned into
 a symlink (or whose parent it did) is removed, not followed. Only what the model made or
 changed is touched: an entry that was not there at the start is removed whole, a changed
-one rewritten from the copy. A file too large to copy (or a tree too deep or too wide) is
-compared by size and time, and reported, never deleted.
+one rewritten from the copy. Files are compared by content (a hash), never by size and time
+(the model sets those): a changed file too large to copy is removed, and said so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import stat
@@ -20,7 +21,7 @@ from pathlib import PurePosixPath
 from launcher.trust import Place, Protected
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
-"""File contents kept in all; a file past this is compared by size and time."""
+"""File contents kept in all; a file past this is hashed only (removed if changed)."""
 MAX_ENTRIES = 20_000
 """Entries looked at per place; past this the place counts as changed."""
 MAX_DEPTH = 64
@@ -39,6 +40,7 @@ class Node:
     size: int = 0
     mtime_ns: int = 0
     data: bytes | None = None  # a file's bytes, a link's target; None: not kept
+    digest: bytes | None = None  # a file's SHA-256; None: not read
 
 
 Tree = dict[str, Node]
@@ -49,28 +51,35 @@ class _Budget:
         self.bytes = MAX_SNAPSHOT_BYTES
 
 
-def _file_bytes(parent: int, name: str, size: int, budget: _Budget) -> bytes | None:
-    if size > budget.bytes:
-        return None
+def _file_bytes(
+    parent: int, name: str, size: int, budget: _Budget | None
+) -> tuple[bytes | None, bytes | None]:
+    """The file's bytes (kept while `budget` lasts; never without one) and its hash."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(name, flags, dir_fd=parent)
     except OSError:
-        return None
+        return None, None
+    keep = budget is not None and size <= budget.bytes
     chunks: list[bytes] = []
     total = 0
+    digest = hashlib.sha256()
     try:
         while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+            digest.update(chunk)
             total += len(chunk)
-            if total > budget.bytes:
-                return None
+            if keep:
+                chunks.append(chunk)
+                if budget is not None and total > budget.bytes:
+                    keep, chunks = False, []
     except OSError:
-        return None
+        return None, None
     finally:
         os.close(fd)
+    if not keep or budget is None:
+        return None, digest.digest()
     budget.bytes -= total
-    return b"".join(chunks)
+    return b"".join(chunks), digest.digest()
 
 
 def _capture(
@@ -78,10 +87,11 @@ def _capture(
     name: str,
     rel: str,
     tree: Tree,
-    budget: _Budget,
+    budget: _Budget | None,
     depth: int,
     skip: tuple[str, ...] = (),
     way: frozenset[str] = frozenset(),
+    against: Tree | None = None,
 ) -> None:
     if rel in skip:
         return  # the model's own (its memory): neither copied nor put back
@@ -97,8 +107,11 @@ def _capture(
         target = os.fsencode(os.readlink(name, dir_fd=parent))
         tree[rel] = Node("link", perms, st.st_size, st.st_mtime_ns, target)
     elif stat.S_ISREG(mode):
-        data = _file_bytes(parent, name, st.st_size, budget)
-        tree[rel] = Node("file", perms, st.st_size, st.st_mtime_ns, data)
+        data = digest = None
+        old = against.get(rel) if against is not None else None
+        if against is None or (old is not None and old.kind == "file" and old.size == st.st_size):
+            data, digest = _file_bytes(parent, name, st.st_size, budget)
+        tree[rel] = Node("file", perms, st.st_size, st.st_mtime_ns, data, digest)
     elif stat.S_ISDIR(mode):
         if rel not in way:  # a directory on the way to the model's own is not a change
             tree[rel] = Node("dir", perms)
@@ -109,17 +122,19 @@ def _capture(
             return
         try:
             for entry in sorted(os.listdir(fd)):
-                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1, skip, way)
+                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1, skip, way, against)
         finally:
             os.close(fd)
     else:
         tree[rel] = Node("other", perms, st.st_size, st.st_mtime_ns)
 
 
-def snapshot(place: Place, budget: _Budget | None = None) -> Tree:
+def snapshot(place: Place, budget: _Budget | None = None, against: Tree | None = None) -> Tree:
     """The place as it is (keys: paths relative to its base); where a component on the way
-    is not a directory (a symlink the model made, say), that component, and nothing below."""
-    budget = budget or _Budget()
+    is not a directory (a symlink the model made, say), that component, and nothing below.
+    Given `against` (an earlier copy), nothing is kept: only the files of its size hashed."""
+    if against is None:
+        budget = budget or _Budget()
     tree: Tree = {}
     try:
         fd = os.open(place.base, _DIR_FLAGS)
@@ -131,12 +146,12 @@ def snapshot(place: Place, budget: _Budget | None = None) -> Tree:
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError:
-                _capture(fd, part, "/".join(parts[:depth]), tree, budget, 0)
+                _capture(fd, part, "/".join(parts[:depth]), tree, budget, 0, against=against)
                 return tree
             os.close(fd)
             fd = child
         way = frozenset(_ancestors(place.open))
-        _capture(fd, parts[-1], place.rel, tree, budget, 0, place.open, way)
+        _capture(fd, parts[-1], place.rel, tree, budget, 0, place.open, way, against)
     finally:
         os.close(fd)
     return tree
@@ -147,17 +162,19 @@ def _differs(old: Node, new: Node) -> bool:
         return True
     if old.kind == "dir":
         return False
-    if old.data is not None and new.data is not None:
+    if old.kind == "file":  # by content: size and time are the model's to set
+        if old.size != new.size:
+            return True
+        if old.digest is not None or new.digest is not None:
+            return old.digest != new.digest
+    elif old.data is not None and new.data is not None:
         return old.data != new.data
     return (old.size, old.mtime_ns) != (new.size, new.mtime_ns)
 
 
 def complete(tree: Tree) -> bool:
-    """Whether every entry of `tree` can be put back as it was."""
-    return not any(
-        key.endswith(OVERFLOW) or (n.kind in ("file", "link") and n.data is None)
-        for key, n in tree.items()
-    )
+    """Whether the whole tree was looked at (no part cut short for size or depth)."""
+    return not any(key.endswith(OVERFLOW) for key in tree)
 
 
 def _under(rel: str, top: str) -> bool:
@@ -288,8 +305,7 @@ def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
             _chmod(root, rel, old.mode | 0o700)  # writable until the last pass sets it
             continue
         if old is not None and old.kind == "file" and old.data is None:
-            lost.append(rel)  # never deleted: it could not be made again
-            continue
+            lost.append(rel)  # changed and not copied: removed, never trusted
         _replace(root, rel, None)
         gone.append(rel)
     for rel in sorted(before, key=_depth):
@@ -297,7 +313,8 @@ def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
             continue
         node = before[rel]
         if node.kind in ("file", "link") and node.data is None:
-            lost.append(rel)
+            if rel not in lost:
+                lost.append(rel)
             continue
         if node.kind == "other":
             continue
@@ -357,28 +374,26 @@ class Guard:
             if os.path.lexists(p.base / way)
         }
 
-    def _now(self, place: Place, before: Tree, budget: _Budget) -> Tree | None:
-        now = snapshot(place, budget)
+    def _now(self, place: Place, before: Tree) -> Tree | None:
+        now = snapshot(place, against=before)
         if before.keys() != now.keys():
             return now
         return now if any(_differs(old, now[key]) for key, old in before.items()) else None
 
     def changed(self) -> list[str]:
         """The places that differ from their copies."""
-        budget = _Budget()
-        return [p.rel for p, before in self._before if self._now(p, before, budget) is not None]
+        return [p.rel for p, before in self._before if self._now(p, before) is not None]
 
     def restore(self) -> list[str]:
         """Put every changed place back; the places put back (or that could not be).
         Each is looked at just before it is put back: one place's repair (a `.git` symlink
         removed) changes what the next one sees."""
         said: list[str] = []
-        budget = _Budget()
         for place, before in self._before:
-            now = self._now(place, before, budget)
+            now = self._now(place, before)
             if now is None:
                 continue
-            if not complete(before):  # what cannot be made again is never removed
+            if not complete(before):  # a tree cut short: what it held cannot be made again
                 said.append(f"{place.rel} (changed; too large to put back)")
                 continue
             try:
@@ -386,7 +401,10 @@ class Guard:
             except OSError as exc:
                 said.append(f"{place.rel} (could not be put back: {exc.strerror})")
                 continue
-            said.append(place.rel + (f" (not put back: {', '.join(lost)})" if lost else ""))
+            said.append(
+                place.rel
+                + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
+            )
             self._tidy(place)
         return said
 
