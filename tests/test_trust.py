@@ -217,3 +217,29 @@ def test_a_changed_file_too_large_to_copy_is_removed_not_trusted(tmp_path: Path)
     assert said == [".claude (removed, too large to put back: .claude/big.bin)"]
     assert not big.exists()
     assert (repo / ".claude/s.json").read_text() == "{}"
+
+
+def test_a_later_session_never_takes_a_siblings_plant_as_the_original(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    first = Guard(protected_set(repo))
+    (repo / ".subagent").mkdir()
+    (repo / ".subagent/mcp.json").write_text('{"mcpServers": {"x": {"command": "id"}}}')
+    later = Guard(protected_set(repo))  # starts while the first session's plant is there
+    first.restore()  # the first session's command ends: its plant is removed
+    first.release()
+    (repo / ".subagent").mkdir()
+    (repo / ".subagent/mcp.json").write_text("{}")
+    assert later.restore() == [".subagent"]
+    later.release()
+    assert not (repo / ".subagent").exists()
+
+
+def test_the_last_session_out_lets_the_originals_go(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/settings.json": "{}\n"})
+    one = Guard(protected_set(repo))
+    one.release()
+    (repo / ".claude/settings.json").write_text('{"user": "edited between runs"}\n')
+    two = Guard(protected_set(repo))
+    assert two.restore() == []
+    two.release()
+    assert "edited" in (repo / ".claude/settings.json").read_text()

@@ -15,8 +15,9 @@ import hashlib
 import os
 import secrets
 import stat
+import threading
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from launcher.trust import Place, Protected
 
@@ -358,21 +359,60 @@ def _make_below(root: int, parts: tuple[str, ...], node: Node) -> None:
         os.close(fd)
 
 
+@dataclass
+class _Originals:
+    """One workspace's protected places as the first of its live sessions found them."""
+
+    before: list[tuple[Place, Tree]]
+    had: set[tuple[Path, str]]
+    users: int = 0
+
+
+_ORIGINALS: dict[tuple[tuple[str, str, tuple[str, ...]], ...], _Originals] = {}
+_ORIGINALS_LOCK = threading.Lock()
+
+
+def _originals(protected: Protected) -> _Originals:
+    budget = _Budget()
+    before = [(place, snapshot(place, budget)) for place in protected.places]
+    # Directories on the way to the model's own that were there: never removed.
+    had: set[tuple[Path, str]] = {
+        (p.base, way)
+        for p in protected.places
+        for way in _ancestors(p.open)
+        if os.path.lexists(p.base / way)
+    }
+    return _Originals(before, had)
+
+
 class Guard:
-    """The protected places as they were when the session started; `restore` puts back
-    whatever changed since (the model's processes must be gone when it is called)."""
+    """The protected places as they were when the first live session of the workspace
+    started; `restore` puts back whatever changed since (the model's processes must be
+    gone when it is called). Sessions of one process share the copy: a session starting
+    while a sibling's model has planted a file must not take the plant as the original."""
 
     def __init__(self, protected: Protected) -> None:
         self.protected = protected
-        budget = _Budget()
-        self._before = [(place, snapshot(place, budget)) for place in protected.places]
-        # Directories on the way to the model's own that were there: never removed.
-        self._had = {
-            (p.base, way)
-            for p in protected.places
-            for way in _ancestors(p.open)
-            if os.path.lexists(p.base / way)
-        }
+        self._key = tuple((os.path.realpath(p.base), p.rel, p.open) for p in protected.places)
+        with _ORIGINALS_LOCK:
+            shared = _ORIGINALS.get(self._key)
+            if shared is None:
+                shared = _ORIGINALS[self._key] = _originals(protected)
+            shared.users += 1
+        self._shared: _Originals | None = shared
+        self._before = shared.before
+        self._had = shared.had
+
+    def release(self) -> None:
+        """This session is done with the copy; the last one out lets it go (the next
+        session takes a fresh one)."""
+        with _ORIGINALS_LOCK:
+            shared, self._shared = self._shared, None
+            if shared is None:
+                return
+            shared.users -= 1
+            if shared.users == 0 and _ORIGINALS.get(self._key) is shared:
+                del _ORIGINALS[self._key]
 
     def _now(self, place: Place, before: Tree) -> Tree | None:
         now = snapshot(place, against=before)

@@ -187,7 +187,10 @@ class ShellSandbox:
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
         temporary directory."""
-        self.restore_protected()
+        try:
+            self.restore_protected()
+        finally:
+            self.guard.release()
         with self._lock:
             spawner, self._spawner = self._spawner, None
             tmp, self._tmp = self._tmp, None
