@@ -243,3 +243,34 @@ def test_the_last_session_out_lets_the_originals_go(tmp_path: Path) -> None:
     assert two.restore() == []
     two.release()
     assert "edited" in (repo / ".claude/settings.json").read_text()
+
+
+def test_launchers_in_one_workspace_share_the_first_ones_originals(tmp_path: Path) -> None:
+    """Batch and serve workers are processes: a later one takes the copy a live one made."""
+    import sys
+
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    home = tmp_path / "state"
+    code = (
+        "import sys; from pathlib import Path;"
+        "from launcher.trust import protected_set; from launcher.trust.guard import Guard;"
+        "g = Guard(protected_set(Path(sys.argv[1])), home=Path(sys.argv[2]));"
+        "print('ready', flush=True); sys.stdin.readline(); g.release()"
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-c", code, str(repo), str(home)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stdout is not None and first.stdout.readline() == "ready\n"
+        (repo / ".subagent").mkdir()
+        (repo / ".subagent/mcp.json").write_text('{"mcpServers": {"x": {"command": "id"}}}')
+        later = Guard(protected_set(repo), home=home)  # the first launcher is still live
+    finally:
+        first.communicate("\n", timeout=60)
+    assert later.restore() == [".subagent"]
+    later.release()
+    assert not (repo / ".subagent").exists()
+    assert list((home / "guard").glob("*/originals.json")) == []  # the last one out

@@ -108,7 +108,7 @@ class ShellSandbox:
             if self.mode is SandboxMode.OFF
             else protected_set(workspace, write_config=settings.write_config)
         )
-        self.guard = Guard(protected)
+        self.guard = Guard(protected, home=state_home)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
