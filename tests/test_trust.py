@@ -274,3 +274,18 @@ def test_launchers_in_one_workspace_share_the_first_ones_originals(tmp_path: Pat
     later.release()
     assert not (repo / ".subagent").exists()
     assert list((home / "guard").glob("*/originals.json")) == []  # the last one out
+
+
+def test_a_hard_link_made_earlier_no_longer_reaches_a_protected_file(tmp_path: Path) -> None:
+    """A link left by an earlier session would let a later one write past a read-only bind."""
+    repo = make_repo(tmp_path / "repo", {".claude/hooks/check.sh": "#!/bin/sh\nexit 0\n"})
+    hook = repo / ".claude/hooks/check.sh"
+    hook.chmod(0o751)
+    os.link(hook, repo / "notes.txt")
+    guard = Guard(protected_set(repo))
+    assert os.stat(hook).st_nlink == 1
+    assert oct(os.stat(hook).st_mode & 0o777) == oct(0o751)
+    (repo / "notes.txt").write_text("#!/bin/sh\nid\n")  # through the old link
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    assert guard.restore() == []
+    guard.release()
