@@ -21,7 +21,7 @@ def test_the_config_places_come_from_the_config_readers() -> None:
     places = config_places()
     for name in (".subagent", ".claude", ".pi", ".agents", ".mcp.json", ".vscode/mcp.json"):
         assert name in places
-    for name in (".cursor/mcp.json", ".codex", ".gemini", ".opencode"):
+    for name in (".cursor", ".codex", ".gemini", ".opencode"):
         assert name in places
     assert ".claude/agents" not in places  # covered by .claude
 
@@ -289,3 +289,31 @@ def test_a_hard_link_made_earlier_no_longer_reaches_a_protected_file(tmp_path: P
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
     assert guard.restore() == []
     guard.release()
+
+
+HOST_FILES = (
+    "opencode.json",
+    "opencode.jsonc",
+    ".zed/settings.json",
+    ".cursor/hooks.json",
+    ".cursor/environment.json",
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".roo/mcp.json",
+    ".kilocode/mcp.json",
+    ".kiro/settings/mcp.json",
+    ".amazonq/mcp.json",
+    ".continue/mcpServers/evil.yaml",
+    ".windsurf/mcp_config.json",
+)
+
+
+def test_the_files_other_hosts_start_programs_from_are_put_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    guard = Guard(protected_set(repo))
+    for name in HOST_FILES:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text('{"evil": "sh -c id"}')
+    guard.restore()
+    guard.release()
+    assert [n for n in HOST_FILES if os.path.lexists(repo / n)] == []

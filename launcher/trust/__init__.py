@@ -38,6 +38,24 @@ MAX_LINK_BYTES = 4096
 """A `.git` file or back-link longer than this is not git's."""
 
 
+HOST_PLACES: tuple[str, ...] = (
+    "opencode.json",  # OpenCode: `mcp` servers
+    "opencode.jsonc",
+    ".zed/settings.json",  # Zed: `context_servers`
+    ".cursor",  # Cursor: mcp.json, hooks.json, environment.json
+    ".vscode/tasks.json",  # VS Code: tasks run on folder open
+    ".vscode/settings.json",
+    ".roo/mcp.json",  # Roo Code
+    ".kilocode/mcp.json",  # Kilo Code
+    ".kiro/settings/mcp.json",  # Kiro
+    ".amazonq/mcp.json",  # Amazon Q
+    ".continue",  # Continue: mcpServers/, config
+    ".windsurf",  # Windsurf: mcp_config.json
+)
+"""Workspace files other hosts start programs from (servers, hooks, tasks), beside the
+ones the launcher itself reads: never the model's to write."""
+
+
 def config_places() -> tuple[str, ...]:
     """Every workspace path the launcher or a host reads config from, taken from the
     config readers themselves (a folder covers what is under it)."""
@@ -49,6 +67,7 @@ def config_places() -> tuple[str, ...]:
     found += [PurePosixPath(folder).parts[0] for folder, _ in PROJECT_AGENT_DIRS]
     found += PROJECT_HOST_DIRS
     found += [name for name, _ in PROJECT_HOST_FILES]
+    found += HOST_PLACES
     unique = list(dict.fromkeys(found))
     return tuple(p for p in unique if not any(_under(p, q) and p != q for q in unique))
 
