@@ -132,7 +132,7 @@ def test_a_deep_or_locked_tree_the_model_made_is_removed(tmp_path: Path) -> None
 
 
 def test_an_unchanged_file_too_large_to_copy_stays(tmp_path: Path) -> None:
-    from launcher.trust import guard as guard_module
+    from launcher.trust import snapshot as guard_module
 
     repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
     limit = guard_module.MAX_SNAPSHOT_BYTES
@@ -200,7 +200,7 @@ def test_a_used_up_copy_budget_never_hides_a_same_size_rewrite(tmp_path: Path) -
 
 
 def test_a_changed_file_too_large_to_copy_is_removed_not_trusted(tmp_path: Path) -> None:
-    from launcher.trust import guard as guard_module
+    from launcher.trust import snapshot as guard_module
 
     repo = make_repo(tmp_path / "repo", {".claude/big.bin": "x" * 4096, ".claude/s.json": "{}"})
     big = repo / ".claude/big.bin"
