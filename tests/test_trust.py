@@ -317,3 +317,24 @@ def test_the_files_other_hosts_start_programs_from_are_put_back(tmp_path: Path) 
     guard.restore()
     guard.release()
     assert [n for n in HOST_FILES if os.path.lexists(repo / n)] == []
+
+
+def test_a_hooks_path_inside_the_workspace_is_protected(tmp_path: Path) -> None:
+    """husky's `core.hooksPath=.husky`: what is there runs on the user's `git commit`."""
+    repo = make_repo(tmp_path / "repo", {".husky/pre-commit": "npx lint-staged\n"})
+    subprocess.run(["git", "config", "core.hooksPath", ".husky"], cwd=repo, check=True)
+    assert ".husky" in {p.rel for p in protected_set(repo).places}
+    guard = Guard(protected_set(repo))
+    (repo / ".husky/pre-commit").write_text("id > /tmp/owned\n")
+    (repo / ".husky/post-checkout").write_text("id\n")
+    assert guard.restore() == [".husky"]
+    guard.release()
+    assert sorted(p.name for p in (repo / ".husky").iterdir()) == ["pre-commit"]
+    assert (repo / ".husky/pre-commit").read_text() == "npx lint-staged\n"
+
+
+def test_a_hooks_path_outside_the_workspace_adds_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    subprocess.run(["git", "config", "core.hooksPath", "/etc"], cwd=repo, check=True)
+    rels = {p.rel for p in protected_set(repo).places}
+    assert not any(r.startswith("/") or r.startswith("..") for r in rels)

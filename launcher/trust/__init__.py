@@ -186,6 +186,26 @@ def _open_below(rel: str) -> tuple[str, ...]:
     return tuple(m for m in MODEL_MEMORY if _under(m, rel) and m != rel)
 
 
+def _hooks_path(root: Path) -> str | None:
+    """Where git runs the hooks from, relative to `root`, when `core.hooksPath` puts it in
+    the workspace (not `.git/hooks`, not the workspace itself); else None."""
+    from launcher.errors import RunError, UsageError
+    from launcher.gitcmd import run_git
+
+    try:  # the repository's own setting: the hardened git pins its own on the command line
+        said = run_git("config", "--local", "--get", "core.hooksPath", cwd=root).strip()
+        top = run_git("rev-parse", "--show-toplevel", cwd=root).strip()
+    except (RunError, UsageError, OSError):
+        return None
+    if not said or not top:
+        return None
+    hooks = Path(os.path.realpath(Path(top) / os.path.expanduser(said)))
+    if hooks == root or not hooks.is_relative_to(root):
+        return None
+    rel = hooks.relative_to(root).as_posix()
+    return None if _under(rel, ".git") else rel
+
+
 def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     """The places in and around `workspace` the model may not change, as they are now
     (call it when the session starts: a `.git` that does not exist yet is protected whole)."""
@@ -196,6 +216,9 @@ def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
         rels += [f".git/{name}" for name in GIT_EXECUTES]
     else:
         rels.append(".git")  # a linked worktree's pointer file, or none yet: all of it
+    hooks = _hooks_path(root)
+    if hooks is not None and not any(_under(hooks, r) for r in rels):
+        rels.append(hooks)  # husky's `.husky`: run by the user's own `git commit`
     places = [Place(root, rel, _open_below(rel)) for rel in rels]
     linked = linked_worktree(root)
     if linked is not None:
