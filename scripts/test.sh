@@ -10,9 +10,9 @@
 # Node 22 and the npm packages (reference servers, the conformance suite, Claude Code) into
 # .interop/ (~660 MB), two peer venvs for the benches (~450 MB), mcp-server-time,
 # mcp-server-git and ray into .venv (~250 MB). About 3-5 minutes on a fresh machine with a fast network;
-# later runs skip what is installed (seconds). The whole suite then takes ~10 minutes on
-# an idle 2-core machine, more under load; every test has a timeout (pyproject.toml), so
-# a hang fails naming its test.
+# later runs skip what is installed (seconds). The whole suite then takes ~15 minutes on
+# a 2-core machine (16 min for the e2e tier at load 5, on two workers), more under load;
+# every test has a timeout (pyproject.toml), so a hang fails naming its test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
@@ -34,5 +34,10 @@ else
   bash scripts/setup.sh --interop
 fi
 export PATH="$PWD/.venv/bin:$PATH"
+if [ "$fast" = 0 ] && [ "$#" = 0 ]; then
+  # Everything: two workers (pytest-xdist). Most e2e time is waiting on processes, and the
+  # tests hold with another suite beside them; the slowest 25 are named at the end.
+  set -- -n 2 --durations=25
+fi
 echo "test.sh: running pytest $*"
 exec .venv/bin/python -m pytest -q "$@"

@@ -78,6 +78,16 @@ def test_a_token_file_others_may_read_is_refused(tmp_path: Path, mode: int) -> N
         load_tokens(path, environ={})
 
 
+def test_a_token_file_with_another_hard_link_is_refused(tmp_path: Path) -> None:
+    """The sandbox denies the file by its name: a second name for it (made before serve
+    started, anywhere a sub-agent may read) would hand every caller's token out."""
+    path = token_file(tmp_path, f"alice {ALICE}\n")
+    (tmp_path / "notes.txt").hardlink_to(path)
+    with pytest.raises(ConfigError, match="2 hard links") as refused:
+        load_tokens(path, {})
+    assert ALICE not in str(refused.value)
+
+
 def test_a_missing_token_file_and_a_default_caller_twice_are_config_errors(
     tmp_path: Path,
 ) -> None:

@@ -90,6 +90,12 @@ def read_token_file(path: Path) -> dict[str, str]:
                 f"{path}: --token-file is open to group or others (mode {mode:04o}); "
                 f"its tokens let anyone run sub-agents: chmod 600 {path}"
             )
+        if info.st_nlink != 1:
+            # The sandbox denies a file by its name: another name for it would stay readable.
+            raise ConfigError(
+                f"{path}: --token-file has {info.st_nlink} hard links; a link elsewhere would "
+                "be readable by sub-agents: keep it one name (copy it, then remove the others)"
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: --token-file cannot be read: {exc.strerror}") from exc

@@ -113,7 +113,7 @@ def spawn(
         if history is not None and config_from is None and history.config_dir:
             config_from = Path(history.config_dir)
         config = load(config_from, session=True)  # may re-exec: before stdin is read
-        if lone_agent and (prompt in config.agents or prompt in config.broken_agents):
+        if lone_agent and _names_an_agent(prompt, config):
             raise UsageError(
                 f"missing PROMPT for agent {prompt!r} (to run general-purpose on the prompt"
                 f" {prompt!r}: subagent spawn -- {prompt})"
@@ -240,3 +240,11 @@ def run_spawn(
         if verbose:
             sys.stderr.write(f"session logs: {session.dir}\n")
     return 0 if status.ok else 1
+
+
+def _names_an_agent(word: str, config: Config) -> bool:
+    """Whether a lone positional looks like an agent's name (any case, spaces around, a
+    `.md` file name): a forgotten prompt, never the prompt of `general-purpose`."""
+    names = {n.casefold() for n in [*config.agents, *config.broken_agents]}
+    plain = word.strip().casefold()
+    return plain in names or plain.removesuffix(".md") in names

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.spawn_support import spawn, write_config
 
 SCRIPT = "steps:\n  - say: done\n"
@@ -69,3 +71,17 @@ def test_a_lone_word_naming_no_agent_is_the_prompt(tmp_path: Path) -> None:
 
     assert run.code == 0, run.stderr
     assert run.of_type("session_start")[0]["agent"] == "general-purpose"
+
+
+@pytest.mark.parametrize("word", ["TRIAGE", "Triage", "triage ", "triage.md"])
+def test_a_lone_word_that_spells_an_agent_another_way_is_a_missing_prompt(
+    tmp_path: Path, word: str
+) -> None:
+    """One typo from the agent's name must not run general-purpose in its place."""
+    config, script = config_with_triage(tmp_path)
+
+    run = spawn(config, script, word, state=tmp_path / "state")
+
+    assert run.code == 2, run.stderr
+    assert "missing PROMPT for agent" in run.stderr
+    assert not (tmp_path / "state" / "sessions").exists()
