@@ -338,3 +338,24 @@ def test_a_hooks_path_outside_the_workspace_adds_nothing(tmp_path: Path) -> None
     subprocess.run(["git", "config", "core.hooksPath", "/etc"], cwd=repo, check=True)
     rels = {p.rel for p in protected_set(repo).places}
     assert not any(r.startswith("/") or r.startswith("..") for r in rels)
+
+
+def test_a_submodules_config_and_hooks_are_protected_like_the_top_ones(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a": "a\n"})
+    inner = repo / ".git/modules/lib/modules/deep"
+    (inner / "hooks").mkdir(parents=True)
+    (inner / "config").write_text("[core]\n")
+    (repo / ".git/modules/lib/config").write_text("[core]\n")
+    (repo / ".git/modules/lib/hooks").mkdir()
+    for git_dir in (inner, repo / ".git/modules/lib"):
+        (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    guard = Guard(protected_set(repo))
+    (repo / ".git/modules/lib/config").write_text("[core]\nfsmonitor = id\n")
+    (inner / "hooks/post-checkout").write_text("#!/bin/sh\nid\n")
+    (repo / ".git/modules/lib/objects").mkdir()  # its objects stay the model's to write
+    said = guard.restore()
+    guard.release()
+    assert sorted(said) == [".git/modules/lib/config", ".git/modules/lib/modules/deep/hooks"]
+    assert (repo / ".git/modules/lib/config").read_text() == "[core]\n"
+    assert not (inner / "hooks/post-checkout").exists()
+    assert (repo / ".git/modules/lib/objects").is_dir()

@@ -186,6 +186,25 @@ def _open_below(rel: str) -> tuple[str, ...]:
     return tuple(m for m in MODEL_MEMORY if _under(m, rel) and m != rel)
 
 
+def _submodule_dirs(dot_git: Path, limit: int = 1000) -> list[str]:
+    """The git dirs of the submodules under `.git/modules` (nested ones too), relative to
+    the workspace: what decides what git runs in them is protected like the top one's."""
+    found: list[str] = []
+    pending = [("modules", dot_git / "modules")]
+    while pending and len(found) < limit:
+        rel, folder = pending.pop()
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                if (Path(entry.path) / "HEAD").is_file():
+                    found.append(f".git/{rel}/{entry.name}")
+                    pending.append((f"{rel}/{entry.name}/modules", Path(entry.path) / "modules"))
+                else:  # a submodule named a/b: its git dir is modules/a/b
+                    pending.append((f"{rel}/{entry.name}", Path(entry.path)))
+    return found
+
+
 def _hooks_path(root: Path) -> str | None:
     """Where git runs the hooks from, relative to `root`, when `core.hooksPath` puts it in
     the workspace (not `.git/hooks`, not the workspace itself); else None."""
@@ -214,6 +233,7 @@ def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         rels += [f".git/{name}" for name in GIT_EXECUTES]
+        rels += [f"{m}/{name}" for m in _submodule_dirs(dot_git) for name in GIT_EXECUTES]
     else:
         rels.append(".git")  # a linked worktree's pointer file, or none yet: all of it
     hooks = _hooks_path(root)
