@@ -359,3 +359,24 @@ def test_a_submodules_config_and_hooks_are_protected_like_the_top_ones(tmp_path:
     assert (repo / ".git/modules/lib/config").read_text() == "[core]\n"
     assert not (inner / "hooks/post-checkout").exists()
     assert (repo / ".git/modules/lib/objects").is_dir()
+
+
+def test_a_reused_pid_never_keeps_a_dead_launchers_originals(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".claude/settings.json": "{}\n"})
+    home = tmp_path / "state"
+    Guard(protected_set(repo), home=home).release()
+    (repo / ".claude/settings.json").write_text('{"old": 1}\n')
+    first = Guard(protected_set(repo), home=home)
+    users = next((home / "guard").glob("*/users"))
+    (_, started, _) = next(users.iterdir()).name.split("-")
+    copy = users.parent / "originals.json"
+    stale = copy.read_text()  # says {"old": 1}
+    first.release()
+    # A dead launcher's copy and file whose pid is now this (live) process, started later.
+    copy.write_text(stale)
+    (users / f"{os.getpid()}-{int(started) + 1}-abc").touch()
+    (repo / ".claude/settings.json").write_text('{"user": "edited between runs"}\n')
+    later = Guard(protected_set(repo), home=home)
+    assert later.restore() == []
+    later.release()
+    assert "edited" in (repo / ".claude/settings.json").read_text()

@@ -64,14 +64,25 @@ def _decode(text: str, protected: Protected) -> _Originals:
     return _Originals(before, {(Path(b), w) for b, w in raw["had"]})
 
 
-def _alive(pid: int) -> bool:
+def _started(pid: int) -> str:
+    """When process `pid` started (Linux: clock ticks since boot), "0" where unknown: a
+    reused pid must not keep a dead launcher's copy alive."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            fields = stat_file.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return "0"
+
+
+def _alive(pid: int, started: str) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's: alive
-    return True
+        pass  # another user's: alive
+    return _started(pid) == started
 
 
 class _Record:
@@ -82,14 +93,15 @@ class _Record:
 
     def __init__(self, home: Path, key: object) -> None:
         self.dir = home / "guard" / hashlib.sha256(repr(key).encode()).hexdigest()[:32]
-        self.me = f"{os.getpid()}-{secrets.token_hex(6)}"
+        pid = os.getpid()
+        self.me = f"{pid}-{_started(pid)}-{secrets.token_hex(6)}"
 
     def _live(self) -> list[str]:
         users = self.dir / "users"
         live = []
         for entry in os.listdir(users):
-            pid = entry.split("-", 1)[0]
-            if pid.isdigit() and _alive(int(pid)):
+            pid, started, *_ = [*entry.split("-"), "", ""]
+            if pid.isdigit() and _alive(int(pid), started):
                 live.append(entry)
             else:
                 with contextlib.suppress(OSError):
