@@ -38,6 +38,24 @@ MAX_LINK_BYTES = 4096
 """A `.git` file or back-link longer than this is not git's."""
 
 
+HOST_PLACES: tuple[str, ...] = (
+    "opencode.json",  # OpenCode: `mcp` servers
+    "opencode.jsonc",
+    ".zed/settings.json",  # Zed: `context_servers`
+    ".cursor",  # Cursor: mcp.json, hooks.json, environment.json
+    ".vscode/tasks.json",  # VS Code: tasks run on folder open
+    ".vscode/settings.json",
+    ".roo/mcp.json",  # Roo Code
+    ".kilocode/mcp.json",  # Kilo Code
+    ".kiro/settings/mcp.json",  # Kiro
+    ".amazonq/mcp.json",  # Amazon Q
+    ".continue",  # Continue: mcpServers/, config
+    ".windsurf",  # Windsurf: mcp_config.json
+)
+"""Workspace files other hosts start programs from (servers, hooks, tasks), beside the
+ones the launcher itself reads: never the model's to write."""
+
+
 def config_places() -> tuple[str, ...]:
     """Every workspace path the launcher or a host reads config from, taken from the
     config readers themselves (a folder covers what is under it)."""
@@ -49,6 +67,7 @@ def config_places() -> tuple[str, ...]:
     found += [PurePosixPath(folder).parts[0] for folder, _ in PROJECT_AGENT_DIRS]
     found += PROJECT_HOST_DIRS
     found += [name for name, _ in PROJECT_HOST_FILES]
+    found += HOST_PLACES
     unique = list(dict.fromkeys(found))
     return tuple(p for p in unique if not any(_under(p, q) and p != q for q in unique))
 
@@ -167,6 +186,45 @@ def _open_below(rel: str) -> tuple[str, ...]:
     return tuple(m for m in MODEL_MEMORY if _under(m, rel) and m != rel)
 
 
+def _submodule_dirs(dot_git: Path, limit: int = 1000) -> list[str]:
+    """The git dirs of the submodules under `.git/modules` (nested ones too), relative to
+    the workspace: what decides what git runs in them is protected like the top one's."""
+    found: list[str] = []
+    pending = [("modules", dot_git / "modules")]
+    while pending and len(found) < limit:
+        rel, folder = pending.pop()
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                if (Path(entry.path) / "HEAD").is_file():
+                    found.append(f".git/{rel}/{entry.name}")
+                    pending.append((f"{rel}/{entry.name}/modules", Path(entry.path) / "modules"))
+                else:  # a submodule named a/b: its git dir is modules/a/b
+                    pending.append((f"{rel}/{entry.name}", Path(entry.path)))
+    return found
+
+
+def _hooks_path(root: Path) -> str | None:
+    """Where git runs the hooks from, relative to `root`, when `core.hooksPath` puts it in
+    the workspace (not `.git/hooks`, not the workspace itself); else None."""
+    from launcher.errors import RunError, UsageError
+    from launcher.gitcmd import run_git
+
+    try:  # the repository's own setting: the hardened git pins its own on the command line
+        said = run_git("config", "--local", "--get", "core.hooksPath", cwd=root).strip()
+        top = run_git("rev-parse", "--show-toplevel", cwd=root).strip()
+    except (RunError, UsageError, OSError):
+        return None
+    if not said or not top:
+        return None
+    hooks = Path(os.path.realpath(Path(top) / os.path.expanduser(said)))
+    if hooks == root or not hooks.is_relative_to(root):
+        return None
+    rel = hooks.relative_to(root).as_posix()
+    return None if _under(rel, ".git") else rel
+
+
 def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     """The places in and around `workspace` the model may not change, as they are now
     (call it when the session starts: a `.git` that does not exist yet is protected whole)."""
@@ -175,8 +233,12 @@ def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         rels += [f".git/{name}" for name in GIT_EXECUTES]
+        rels += [f"{m}/{name}" for m in _submodule_dirs(dot_git) for name in GIT_EXECUTES]
     else:
         rels.append(".git")  # a linked worktree's pointer file, or none yet: all of it
+    hooks = _hooks_path(root)
+    if hooks is not None and not any(_under(hooks, r) for r in rels):
+        rels.append(hooks)  # husky's `.husky`: run by the user's own `git commit`
     places = [Place(root, rel, _open_below(rel)) for rel in rels]
     linked = linked_worktree(root)
     if linked is not None:

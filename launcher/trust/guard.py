@@ -4,8 +4,8 @@ restored after every shell command (its processes gone) and at the session's end
 Everything is done at directory fds, never through a link: a place the model turned into
 a symlink (or whose parent it did) is removed, not followed. Only what the model made or
 changed is touched: an entry that was not there at the start is removed whole, a changed
-one rewritten from the copy. A file too large to copy (or a tree too deep or too wide) is
-compared by size and time, and reported, never deleted.
+one rewritten from the copy. Files are compared by content (a hash), never by size and time
+(the model sets those): a changed file too large to copy is removed, and said so.
 """
 
 from __future__ import annotations
@@ -14,150 +14,25 @@ import contextlib
 import os
 import secrets
 import stat
-from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from launcher.trust import Place, Protected
+from launcher.trust.record import _Originals, acquire, let_go
+from launcher.trust.relink import _unlink_hard_links
+from launcher.trust.snapshot import (
+    _DIR_FLAGS,
+    MAX_SNAPSHOT_BYTES,
+    OVERFLOW,
+    Node,
+    Tree,
+    _ancestors,
+    _differs,
+    _open_dir,
+    complete,
+    snapshot,
+)
 
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
-"""File contents kept in all; a file past this is compared by size and time."""
-MAX_ENTRIES = 20_000
-"""Entries looked at per place; past this the place counts as changed."""
-MAX_DEPTH = 64
-"""Directory levels looked at below a place; deeper counts as changed."""
-OVERFLOW = "\x00overflow"
-"""The name of the entry that marks a tree cut short (never a real file name)."""
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-@dataclass(frozen=True)
-class Node:
-    """One entry as it was: its kind (file, dir, link, other), mode, size, time, bytes."""
-
-    kind: str
-    mode: int
-    size: int = 0
-    mtime_ns: int = 0
-    data: bytes | None = None  # a file's bytes, a link's target; None: not kept
-
-
-Tree = dict[str, Node]
-
-
-class _Budget:
-    def __init__(self) -> None:
-        self.bytes = MAX_SNAPSHOT_BYTES
-
-
-def _file_bytes(parent: int, name: str, size: int, budget: _Budget) -> bytes | None:
-    if size > budget.bytes:
-        return None
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(name, flags, dir_fd=parent)
-    except OSError:
-        return None
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > budget.bytes:
-                return None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    budget.bytes -= total
-    return b"".join(chunks)
-
-
-def _capture(
-    parent: int,
-    name: str,
-    rel: str,
-    tree: Tree,
-    budget: _Budget,
-    depth: int,
-    skip: tuple[str, ...] = (),
-    way: frozenset[str] = frozenset(),
-) -> None:
-    if rel in skip:
-        return  # the model's own (its memory): neither copied nor put back
-    if len(tree) >= MAX_ENTRIES or depth > MAX_DEPTH:
-        tree[f"{rel}/{OVERFLOW}"] = Node("other", 0)
-        return
-    try:
-        st = os.lstat(name, dir_fd=parent)
-    except OSError:
-        return
-    mode, perms = st.st_mode, stat.S_IMODE(st.st_mode)
-    if stat.S_ISLNK(mode):
-        target = os.fsencode(os.readlink(name, dir_fd=parent))
-        tree[rel] = Node("link", perms, st.st_size, st.st_mtime_ns, target)
-    elif stat.S_ISREG(mode):
-        data = _file_bytes(parent, name, st.st_size, budget)
-        tree[rel] = Node("file", perms, st.st_size, st.st_mtime_ns, data)
-    elif stat.S_ISDIR(mode):
-        if rel not in way:  # a directory on the way to the model's own is not a change
-            tree[rel] = Node("dir", perms)
-        try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except OSError:
-            tree[f"{rel}/{OVERFLOW}"] = Node("other", 0)  # unreadable: cannot vouch for it
-            return
-        try:
-            for entry in sorted(os.listdir(fd)):
-                _capture(fd, entry, f"{rel}/{entry}", tree, budget, depth + 1, skip, way)
-        finally:
-            os.close(fd)
-    else:
-        tree[rel] = Node("other", perms, st.st_size, st.st_mtime_ns)
-
-
-def snapshot(place: Place, budget: _Budget | None = None) -> Tree:
-    """The place as it is (keys: paths relative to its base); where a component on the way
-    is not a directory (a symlink the model made, say), that component, and nothing below."""
-    budget = budget or _Budget()
-    tree: Tree = {}
-    try:
-        fd = os.open(place.base, _DIR_FLAGS)
-    except OSError:
-        return tree
-    parts = PurePosixPath(place.rel).parts
-    try:
-        for depth, part in enumerate(parts[:-1], 1):
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                _capture(fd, part, "/".join(parts[:depth]), tree, budget, 0)
-                return tree
-            os.close(fd)
-            fd = child
-        way = frozenset(_ancestors(place.open))
-        _capture(fd, parts[-1], place.rel, tree, budget, 0, place.open, way)
-    finally:
-        os.close(fd)
-    return tree
-
-
-def _differs(old: Node, new: Node) -> bool:
-    if (old.kind, old.mode) != (new.kind, new.mode):
-        return True
-    if old.kind == "dir":
-        return False
-    if old.data is not None and new.data is not None:
-        return old.data != new.data
-    return (old.size, old.mtime_ns) != (new.size, new.mtime_ns)
-
-
-def complete(tree: Tree) -> bool:
-    """Whether every entry of `tree` can be put back as it was."""
-    return not any(
-        key.endswith(OVERFLOW) or (n.kind in ("file", "link") and n.data is None)
-        for key, n in tree.items()
-    )
+__all__ = ["MAX_SNAPSHOT_BYTES", "Guard", "Node", "Tree", "put_back", "remove_tree", "snapshot"]
 
 
 def _under(rel: str, top: str) -> bool:
@@ -166,18 +41,6 @@ def _under(rel: str, top: str) -> bool:
 
 def _depth(rel: str) -> int:
     return rel.count("/")
-
-
-def _open_dir(base: int, parts: tuple[str, ...]) -> int:
-    """An fd on `parts` below `base`, never through a link (OSError otherwise)."""
-    fd = os.dup(base)
-    for part in parts:
-        try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
 
 
 def remove_tree(parent: int, name: str) -> None:
@@ -263,15 +126,6 @@ def put_back(place: Place, before: Tree, now: Tree) -> list[str]:
         os.close(root)
 
 
-def _ancestors(paths: tuple[str, ...]) -> set[str]:
-    """Every directory on the way to `paths` (which hold what stays the model's)."""
-    found: set[str] = set()
-    for path in paths:
-        parts = PurePosixPath(path).parts
-        found.update("/".join(parts[:n]) for n in range(1, len(parts)))
-    return found
-
-
 def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
     lost: list[str] = []
     gone: list[str] = []  # removed whole: what was under them is made again from `before`
@@ -288,8 +142,7 @@ def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
             _chmod(root, rel, old.mode | 0o700)  # writable until the last pass sets it
             continue
         if old is not None and old.kind == "file" and old.data is None:
-            lost.append(rel)  # never deleted: it could not be made again
-            continue
+            lost.append(rel)  # changed and not copied: removed, never trusted
         _replace(root, rel, None)
         gone.append(rel)
     for rel in sorted(before, key=_depth):
@@ -297,7 +150,8 @@ def _put_back(root: int, before: Tree, now: Tree) -> list[str]:
             continue
         node = before[rel]
         if node.kind in ("file", "link") and node.data is None:
-            lost.append(rel)
+            if rel not in lost:
+                lost.append(rel)
             continue
         if node.kind == "other":
             continue
@@ -342,43 +196,49 @@ def _make_below(root: int, parts: tuple[str, ...], node: Node) -> None:
 
 
 class Guard:
-    """The protected places as they were when the session started; `restore` puts back
-    whatever changed since (the model's processes must be gone when it is called)."""
+    """The protected places as they were when the first live session of the workspace
+    started; `restore` puts back whatever changed since (the model's processes must be
+    gone when it is called). Sessions of one process share the copy: a session starting
+    while a sibling's model has planted a file must not take the plant as the original."""
 
-    def __init__(self, protected: Protected) -> None:
+    def __init__(self, protected: Protected, home: Path | None = None) -> None:
+        """`home`: the state home, where launchers guarding the workspace at once meet."""
         self.protected = protected
-        budget = _Budget()
-        self._before = [(place, snapshot(place, budget)) for place in protected.places]
-        # Directories on the way to the model's own that were there: never removed.
-        self._had = {
-            (p.base, way)
-            for p in protected.places
-            for way in _ancestors(p.open)
-            if os.path.lexists(p.base / way)
-        }
+        self._key = tuple((os.path.realpath(p.base), p.rel, p.open) for p in protected.places)
+        for place in protected.places:  # every session: a link may be newer than the copy
+            _unlink_hard_links(place)
+        shared = acquire(protected, self._key, home)
+        self._shared: _Originals | None = shared
+        self._before = shared.before
+        self._had = shared.had
 
-    def _now(self, place: Place, before: Tree, budget: _Budget) -> Tree | None:
-        now = snapshot(place, budget)
+    def release(self) -> None:
+        """This session is done with the copy; the last one out lets it go (the next
+        session takes a fresh one)."""
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            let_go(self._key, shared)
+
+    def _now(self, place: Place, before: Tree) -> Tree | None:
+        now = snapshot(place, against=before)
         if before.keys() != now.keys():
             return now
         return now if any(_differs(old, now[key]) for key, old in before.items()) else None
 
     def changed(self) -> list[str]:
         """The places that differ from their copies."""
-        budget = _Budget()
-        return [p.rel for p, before in self._before if self._now(p, before, budget) is not None]
+        return [p.rel for p, before in self._before if self._now(p, before) is not None]
 
     def restore(self) -> list[str]:
         """Put every changed place back; the places put back (or that could not be).
         Each is looked at just before it is put back: one place's repair (a `.git` symlink
         removed) changes what the next one sees."""
         said: list[str] = []
-        budget = _Budget()
         for place, before in self._before:
-            now = self._now(place, before, budget)
+            now = self._now(place, before)
             if now is None:
                 continue
-            if not complete(before):  # what cannot be made again is never removed
+            if not complete(before):  # a tree cut short: what it held cannot be made again
                 said.append(f"{place.rel} (changed; too large to put back)")
                 continue
             try:
@@ -386,7 +246,10 @@ class Guard:
             except OSError as exc:
                 said.append(f"{place.rel} (could not be put back: {exc.strerror})")
                 continue
-            said.append(place.rel + (f" (not put back: {', '.join(lost)})" if lost else ""))
+            said.append(
+                place.rel
+                + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
+            )
             self._tidy(place)
         return said
 

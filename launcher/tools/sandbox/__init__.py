@@ -108,7 +108,7 @@ class ShellSandbox:
             if self.mode is SandboxMode.OFF
             else protected_set(workspace, write_config=settings.write_config)
         )
-        self.guard = Guard(protected)
+        self.guard = Guard(protected, home=state_home)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
@@ -187,7 +187,10 @@ class ShellSandbox:
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
         temporary directory."""
-        self.restore_protected()
+        try:
+            self.restore_protected()
+        finally:
+            self.guard.release()
         with self._lock:
             spawner, self._spawner = self._spawner, None
             tmp, self._tmp = self._tmp, None
