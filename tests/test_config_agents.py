@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from launcher.config.agents import parse_agent_file, parse_agent_text
 from launcher.config.types import Selector
+from launcher.errors import ConfigError
 
 FULL = """---
 name: reviewer
@@ -74,10 +77,10 @@ def test_isolated_true_and_tools_list() -> None:
     assert [s.name for s in spec.tools or ()] == ["ls", "find"]
 
 
-def test_null_value_means_field_omitted() -> None:
-    spec = parse_agent_text("---\ntools:\nextensions:\n---\n", Path("a.md"))
-    assert spec.tools is None
-    assert spec.extensions is True
+def test_a_null_restriction_is_refused_not_read_as_omitted() -> None:
+    for field in ("tools", "extensions"):
+        with pytest.raises(ConfigError, match="no value"):
+            parse_agent_text(f"---\n{field}:\n---\n", Path("a.md"))
 
 
 def test_quoted_star_selects_all() -> None:

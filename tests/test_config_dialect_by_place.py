@@ -49,6 +49,21 @@ def test_config_dir_at_a_claude_folder_honours_disallowed_tools(tmp_path: Path) 
     assert not [w for w in config.warnings if "unknown field" in w]
 
 
+@pytest.mark.parametrize("spelling", ["plain", "dotdot", "symlink"])
+def test_config_dir_spelt_any_way_reads_the_claude_folder_and_its_settings(
+    tmp_path: Path, spelling: str
+) -> None:
+    claude = tmp_path / "proj" / ".claude"
+    (claude / "agents").mkdir(parents=True)
+    (claude / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview.\n")
+    (claude / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}')
+    (tmp_path / "link").symlink_to(claude)
+    given = {"plain": claude, "dotdot": claude / "agents" / "..", "symlink": tmp_path / "link"}
+    config = load_config(given[spelling], cwd=tmp_path, home=tmp_path, env={})
+    assert config.agents["reviewer"].dialect == "claude"
+    assert "bash" not in ToolScope(config.agents["reviewer"]).builtin_names()
+
+
 @pytest.mark.parametrize(
     ("folder", "file", "text"),
     [
@@ -79,8 +94,12 @@ def test_a_host_folder_is_read_in_its_dialect(
         "\n---\nname: reviewer\ntools: Read\n---\n",
         "---\nname: reviewer\non: push\n---\n",
         "---\nname: 'reviewer'\ntools: [Read\n---\n",
+        "---\nname: &n reviewer\ntools: Read\n---\n",
+        "---\nname: !!str reviewer\ntools: Read\n---\n",
+        "---\nname: >-\n  reviewer\ntools: [Read\n---\n",
+        '---\nname: "rev\\x69ewer"\ntools: [Read\n---\n',
     ],
-    ids=["refused-field", "displaced", "bad-key", "bad-yaml"],
+    ids=["refused-field", "displaced", "bad-key", "bad-yaml", "anchor", "tag", "block", "escape"],
 )
 def test_a_broken_file_claims_its_name_over_a_wider_agent_found_later(
     tmp_path: Path, broken: str
@@ -95,3 +114,16 @@ def test_a_broken_file_claims_its_name_over_a_wider_agent_found_later(
     assert "reviewer" not in config.agents
     with pytest.raises(ConfigError):
         resolve_agent(config, "reviewer")
+
+
+def test_a_project_agent_file_symlinked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root:x:0:0:the secret prompt\n")
+    agents = tmp_path / "proj" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "passwd.md").symlink_to(outside)
+    (agents / "inside.md").symlink_to(agents.parent / "kept.txt")
+    (agents.parent / "kept.txt").write_text("---\ndescription: x\n---\nHi.\n")
+    config = load_config(cwd=tmp_path / "proj", home=tmp_path / "home", env={})
+    assert "passwd" not in config.agents and "inside" in config.agents
+    assert any("passwd.md" in w and "symlink out of the project" in w for w in config.warnings)

@@ -151,6 +151,23 @@ def test_codex_server_tables_narrow_as_written(tmp_path: Path) -> None:
     assert not offered(spec, "web", "fetch")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        'disabled-tools = ["create_issue"]',
+        'Disabled_tools = ["create_issue"]',
+        'disabledtool = ["create_issue"]',
+        'tools.create_issue.approval_mode = "prompt"',
+    ],
+)
+def test_a_misspelt_codex_server_filter_refuses_the_agent(tmp_path: Path, line: str) -> None:
+    # Warned and ignored, it would leave the tool it meant to hide offered.
+    text = CODEX_REVIEWER + f'[mcp_servers.gh]\ncommand = "gh-mcp"\n{line}\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_file(write(tmp_path / "r.toml", text), [], CODEX)
+    assert "server 'gh'" in caught.value.message and "restriction" in caught.value.message
+
+
 # Gemini CLI --------------------------------------------------------------------------
 
 
@@ -205,6 +222,14 @@ def test_gemini_inline_servers_keep_their_exclusions() -> None:
     (server,) = spec.servers
     assert (server.disabled_tools, server.tool_timeout) == (("delete_repo",), 5.0)
     assert not offered(spec, "old", "anything")  # SSE cannot run here: never another "old"
+
+
+@pytest.mark.parametrize("key", ["exclude_tools", "excludedTools", "include-tools", "ExcludeTools"])
+def test_a_misspelt_gemini_server_filter_refuses_the_agent(key: str) -> None:
+    fields = f"mcpServers:\n  gh:\n    command: gh-mcp\n    {key}: [create_issue]"
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_text(md(fields), "a.md", [], GEMINI)
+    assert "server 'gh'" in caught.value.message and "restriction" in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -265,6 +290,34 @@ def test_opencode_star_deny_permission_is_an_allowlist() -> None:
     assert offered(spec, "jira", "get_issue")
     assert not offered(spec, "gh", "create_issue")
     assert any("'g*': only the built-ins it names" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    ("fields", "builtins"),
+    [
+        ('tools:\n  "*": false\n  bash: true\npermission:\n  "*": deny\n  read: allow', ()),
+        (
+            'tools:\n  "*": false\n  bash: true\n  read: true\n'
+            'permission:\n  "*": deny\n  read: allow\n  jira_*: allow',
+            ("read",),
+        ),
+        ('permission:\n  "*": deny\n  read: allow\ntools:\n  "*": false\n  bash: true', ()),
+    ],
+    ids=["disjoint", "overlap", "permission-first"],
+)
+def test_opencode_tools_and_permission_allowlists_intersect(
+    fields: str, builtins: tuple[str, ...]
+) -> None:
+    # Two allowlists on one agent: only what both allow, never what either allows.
+    spec = parse_agent_text(md(fields), "oc.md", [], OPENCODE)
+    assert ToolScope(spec).builtin_names() == builtins
+    assert not offered(spec, "jira", "get_issue")
+    assert not offered(spec, "gh", "create_issue")
+
+
+def test_opencode_two_step_limits_keep_the_smaller() -> None:
+    for fields in ("maxSteps: 100\nsteps: 2", "steps: 2\nmaxSteps: 100"):
+        assert parse_agent_text(md(fields), "oc.md", [], OPENCODE).max_turns == 2
 
 
 def test_opencode_v2_permissions_list_denies_whole_tools() -> None:

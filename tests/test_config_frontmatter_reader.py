@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from launcher.config.agents import parse_agent_text
-from launcher.config.dialect import Dialect
+from launcher.config.dialect import MAX_FIELDS, Dialect
 from launcher.config.dialect_claude import CLAUDE
+from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
 from launcher.config.discovery import load_config
 from launcher.errors import ConfigError
@@ -167,3 +168,86 @@ def test_a_look_alike_field_name_is_refused(key: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse(f"---\ndescription: x\n{key}: Read\n---\n", CLAUDE)
     assert caught.value.line == 3
+
+
+@pytest.mark.parametrize(
+    ("dialect", "yaml_text", "line"),
+    [
+        (OPENCODE, "permission:\n  bash: deny\n  edit: deny\n  bash: allow", 5),
+        (OPENCODE, 'tools:\n  "*": false\n  read: true\n  "*": true', 5),
+        (SUBAGENT, "sandbox:\n  mode: required\n  network: false\n  network: true", 5),
+        (CLAUDE, "hooks:\n  PreToolUse: [{matcher: Bash}]\n  PreToolUse: []", 4),
+        (SUBAGENT, "sandbox: {mode: required, network: false, network: true}", 2),
+        (CLAUDE, "mcpServers:\n  - gh:\n      command: x\n      command: y", 5),
+    ],
+    ids=["permission", "tools-map", "sandbox", "hooks", "flow", "in-list"],
+)
+def test_a_duplicate_key_at_any_depth_refuses_the_file(
+    dialect: Dialect, yaml_text: str, line: int
+) -> None:
+    # The last value must never win silently: js-yaml and tomllib refuse these too.
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{yaml_text}\n---\nprompt\n", dialect)
+    assert "duplicate" in caught.value.message
+    assert caught.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("dialect", "yaml_text", "line"),
+    [
+        (CLAUDE, "tools: !!null Read", 2),
+        (CLAUDE, "description: x\ndisallowedTools: !!null Bash", 3),
+        (CLAUDE, "permissionMode: !!null plan", 2),
+        (SUBAGENT, "sandbox: !!null required", 2),
+        (SUBAGENT, "tools: !!str read", 2),
+        (SUBAGENT, "tools: ! read", 2),
+        (SUBAGENT, "tools: !custom read", 2),
+        (SUBAGENT, "sandbox:\n  network: !!bool false", 3),
+        (SUBAGENT, "tools: !!seq [read]", 2),
+    ],
+)
+def test_a_yaml_tag_anywhere_refuses_the_file(dialect: Dialect, yaml_text: str, line: int) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{yaml_text}\n---\nprompt\n", dialect)
+    assert "tags" in caught.value.message
+    assert caught.value.line == line
+
+
+@pytest.mark.parametrize("dialect", [CLAUDE, SUBAGENT, OPENCODE], ids=lambda d: d.name)
+@pytest.mark.parametrize("value", ["", " ~", " null"])
+def test_a_restriction_field_with_no_value_is_refused_not_omitted(
+    dialect: Dialect, value: str
+) -> None:
+    key = {"claude": "disallowedTools", "subagent": "tools", "opencode": "permission"}
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\ndescription: x\n{key[dialect.name]}:{value}\n---\nprompt\n", dialect)
+    assert "no value" in caught.value.message
+    assert caught.value.line == 3
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "prefix", ["\v", "\f", "\x85", "\u2028", "\u3000", "\u200e", "\u200f", "\u00ad", "\v\n"]
+)
+def test_a_fence_behind_any_invisible_character_is_refused(prefix: str, dialect: Dialect) -> None:
+    text = f"{prefix}---\n{FIELDS[dialect.name]}\n---\nprompt\n"
+    with pytest.raises(ConfigError) as caught:
+        parse(text, dialect)
+    assert "refused rather than read as prompt" in caught.value.message
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+@pytest.mark.parametrize("fence", ["\u2014" * 3, "\u2212" * 3, "\uff0d" * 3, "\u2013" * 3])
+def test_a_look_alike_dash_fence_is_refused(fence: str, dialect: Dialect) -> None:
+    text = f"{fence}\n{FIELDS[dialect.name]}\n{fence}\nprompt\n"
+    with pytest.raises(ConfigError) as caught:
+        parse(text, dialect)
+    assert caught.value.line == 1
+
+
+def test_a_file_of_too_many_fields_is_refused_naming_the_first_extra() -> None:
+    fields = "".join(f"field{i}: v\n" for i in range(MAX_FIELDS + 5))
+    with pytest.raises(ConfigError) as caught:
+        parse(f"---\n{fields}---\nprompt\n", CLAUDE)
+    assert caught.value.line == MAX_FIELDS + 2
+    assert "fields" in caught.value.message

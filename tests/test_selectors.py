@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from launcher.config.agents import parse_agent_text
 from launcher.config.selectors import parse_selectors
 from launcher.config.types import Selector
 from launcher.errors import ConfigError
+from launcher.toolset.scope import ToolScope
 
 AGENT = Path("/cfg/agents/a.md")
 
@@ -81,3 +83,10 @@ def test_unknown_builtin_names_file_field_and_valid_names() -> None:
 def test_value_that_is_not_csv_or_list_of_strings_is_an_error(bad: object) -> None:
     with pytest.raises(ConfigError, match="expected"):
         parse(bad)
+
+
+@pytest.mark.parametrize("glob", ["b*", "ba?h", "[b]ash", "B*", "*sh"])
+def test_a_deny_glob_denies_the_builtins_it_matches(glob: str) -> None:
+    spec = parse_agent_text(f"---\ndisallowed_tools: ['{glob}']\n---\n", Path("a.md"))
+    builtins = ToolScope(spec).builtin_names()
+    assert "bash" not in builtins and "read" in builtins

@@ -37,6 +37,8 @@ def load(config_dir: Path | None, *, session: bool = False, cwd: Path | None = N
         if not restored or hide_referenced(used):
             # Returns only if nothing is left to hide.
             reexec_hiding(secret_names(os.environ, used))
+    from launcher.cli.render import for_terminal
+
     for warning in config.warnings:
-        sys.stderr.write(f"subagent: warning: {warning}\n")
+        sys.stderr.write(f"subagent: warning: {for_terminal(warning)}\n")
     return config

@@ -53,9 +53,28 @@ class ProgressLine(LiveLine):
             self.show("  ".join(parts))
 
 
+def for_terminal(text: str) -> str:
+    """`text` with every control, format or unprintable character escaped (`\\x1b`,
+    `\\u202e`): file-supplied text must not set titles, clear or recolour the screen."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
 def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     """`subagent agents` for people: each agent, its source, built-ins and servers."""
-    for row in rows:
+    for row in (_printable(row) for row in rows):
         dialect = f", {row['dialect']}" if row.get("dialect") not in (None, "built-in") else ""
         out.write(f"{row['name']}  ({row['source'] or 'built-in'}{dialect})\n")
         if row["description"]:
@@ -67,6 +86,16 @@ def print_agents(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
             out.write(f"    hooks: {', '.join(hooks)}\n")
         if row.get("error"):
             out.write(f"    error: {row['error']}\n")
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        return for_terminal(value)
+    if isinstance(value, dict):
+        return {key: _printable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable(item) for item in value]
+    return value
 
 
 def print_servers(rows: dict[str, dict[str, Any]], out: TextIO = sys.stdout) -> None:

@@ -15,10 +15,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from launcher.config.frontmatter import excerpt
 from launcher.errors import ConfigError
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 class Action(StrEnum):
@@ -79,6 +82,10 @@ class Dialect:
     """Reads a file of another shape than Markdown with YAML frontmatter."""
 
 
+MAX_FIELDS = 500
+"""The most frontmatter fields an agent file may have (real ones have a dozen)."""
+
+
 def translate(
     dialect: Dialect,
     entries: Mapping[str, RawField],
@@ -91,6 +98,13 @@ def translate(
     field or value raises ConfigError naming the file, line and field.
     """
     notes: list[str] = [] if warnings is None else warnings
+    if len(entries) > MAX_FIELDS:
+        # Each unknown field is checked against every restriction word: 100 000 of them
+        # held serve's tools/list for most of a minute. No agent file needs this many.
+        extra = list(entries.values())[MAX_FIELDS]
+        raise ConfigError(
+            f"more than {MAX_FIELDS} frontmatter fields: refused", path=path, line=extra.line
+        )
     ours: dict[str, RawField] = {}
     ignored: list[str] = []
     for key, raw in entries.items():
@@ -103,6 +117,16 @@ def translate(
                 "since it may be a look-alike of a field that narrows the agent",
                 path=path,
                 line=raw.line,
+            )
+        if raw.value is None and looks_like_restriction(key) is not None:
+            # `tools:` with nothing after it reads to a reviewer as "no tools"; as omitted
+            # it would mean every tool. Neither guess is safe: say what it allows.
+            raise ConfigError(
+                f"'{excerpt(key)}' has no value: write what it allows (or remove the field); "
+                "refused rather than read as omitted",
+                path=path,
+                line=raw.line,
+                field=key,
             )
         if rule is None and (like := looks_like_restriction(key)) is not None:
             raise ConfigError(
@@ -212,13 +236,20 @@ def _edits(a: str, b: str) -> int:
 
 
 def _merge(ours: dict[str, RawField], target: str, new: RawField) -> None:
-    """Two fields landing on one of ours narrow each other: `extensions` keeps only
-    servers both allow; lists (`disallowed_tools`) add up; else the first stays."""
+    """Two fields landing on one of ours narrow each other: `extensions` and `tools` keep
+    only what both allow; deny lists (`disallowed_tools`) add up; of two turn limits the
+    smaller stays; else the first stays."""
     old = ours.get(target)
     if old is None or old.value is None:
         ours[target] = new
     elif target == "extensions":
         ours[target] = RawField(_narrowest(old.value, new.value), old.line, None, old.key)
+    elif target == "tools":
+        both = _allowed_by_both(_listed(old.value), _listed(new.value))
+        ours[target] = RawField(both or ["none"], old.line, None, old.key)
+    elif target == "max_turns" and _is_int(old.value) and _is_int(new.value):
+        if new.value < old.value:  # type: ignore[operator]
+            ours[target] = new
     elif isinstance(old.value, list) and isinstance(new.value, list):
         ours[target] = RawField(old.value + new.value, old.line, None, old.key)
 
@@ -232,6 +263,26 @@ def _narrowest(a: object, b: object) -> object:
         return a
     names_b = _listed(b)
     return tuple(name for name in _listed(a) if name in names_b)
+
+
+def _allowed_by_both(a: tuple[str, ...], b: tuple[str, ...]) -> list[str]:
+    """The entries of two allowlists that both allow: an entry stays when the other list
+    names it, or (a plain name) one of its globs matches it. Two different globs are
+    dropped, never widened to either."""
+    if "none" in a or "none" in b:
+        return []
+
+    def covered(name: str, other: tuple[str, ...]) -> bool:
+        return name in other or (
+            not _GLOB.search(name) and any(fnmatchcase(name, o) for o in other)
+        )
+
+    kept = [name for name in a if covered(name, b)] + [name for name in b if covered(name, a)]
+    return list(dict.fromkeys(kept))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _listed(value: object) -> tuple[str, ...]:

@@ -69,7 +69,7 @@ def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, ob
         raise ValueError("expected a map of server name to definition")
     inline: list[ServerSpec] = []
     denied: list[str] = []
-    reading = Reading(os.environ, notes, "a server")
+    reading = Reading(os.environ, notes, "a server", strict=True)
     for name, raw in value.items():
         if not isinstance(raw, dict):
             raise ValueError(f"server '{excerpt(name)}': expected a mapping")

@@ -26,7 +26,7 @@ from launcher.config.dialect_codex import CODEX
 from launcher.config.dialect_gemini import GEMINI
 from launcher.config.dialect_opencode import OPENCODE
 from launcher.config.dialect_pi import PI, SUBAGENT
-from launcher.config.frontmatter import claimed_name
+from launcher.config.frontmatter import claimed_names
 from launcher.config.hosts import (
     PROJECT_HOST_FILES,
     add_host_servers,
@@ -86,19 +86,43 @@ class _Collector:
     tool_search: ToolSearch | None = None
     prices: dict[str, ModelPrice] = field(default_factory=dict)
 
-    def add_agent_dir(self, directory: Path, dialect: Dialect = SUBAGENT) -> None:
+    def add_agent_dir(
+        self, directory: Path, dialect: Dialect = SUBAGENT, within: Path | None = None
+    ) -> None:
+        """Add `directory`'s agent files; `within`: a project, whose agent files must not
+        be symlinks out of it (`passwd.md -> /etc/passwd` would become a prompt)."""
         if not _present(directory, stat.S_ISDIR, "a directory"):
             return
         seen_here: dict[str, Path] = {}
+        root = within.resolve() if within is not None else None
         for path in sorted(directory.glob(f"*{dialect.suffix}")):
+            if root is not None and not path.resolve().is_relative_to(root):
+                self.warnings.append(
+                    f"agent file skipped: {shown_path(path)}: a symlink out of the project "
+                    f"({shown_path(path.resolve())}) is not read"
+                )
+                if _printable_utf8(path.stem) and not self._claimed(path.stem):
+                    self.broken[path.stem] = f"{shown_path(path)}: a symlink out of the project"
+                continue
+            if not _printable_utf8(path.name):
+                # A stem that is not text would be the agent's name: JSON cannot carry
+                # it (serve died listing it) and a terminal would run its escapes.
+                self.warnings.append(
+                    f"agent file skipped: {shown_path(path)}: its name is not printable "
+                    "UTF-8; rename it"
+                )
+                for claimed in claimed_names(path):
+                    if not self._claimed(claimed):
+                        self.broken[claimed] = f"{shown_path(path)}: name is not printable UTF-8"
+                continue
             try:
                 spec = parse_agent_file(path, self.warnings, dialect)
             except ConfigError as exc:
                 self.warnings.append(f"agent file skipped: {exc}")
-                # The file's own `name:` too, when that line reads: a wider agent of that
-                # name found later must not run in its place.
-                for claimed in dict.fromkeys((path.stem, claimed_name(path))):
-                    if claimed is not None and not self._claimed(claimed):
+                # Every name its `name:` lines may spell too: a wider agent of that name
+                # found later must not run in its place.
+                for claimed in dict.fromkeys((path.stem, *claimed_names(path))):
+                    if not self._claimed(claimed):
                         self.broken[claimed] = str(exc)
                 continue
             if spec.name in seen_here:
@@ -227,14 +251,17 @@ def load_config(
         config_dir = cwd / config_dir.expanduser()
         if not config_dir.is_dir():
             raise ConfigError("config directory does not exist", path=config_dir)
-        hosts += _add_config_dir(collector, config_dir, env, dialect_at(config_dir))
+        # Place decides from the real folder: `.claude/agents/..` or a symlink to `.claude`
+        # is that `.claude`, with its settings.json denies.
+        real = config_dir.resolve()
+        hosts += _add_config_dir(collector, config_dir, env, dialect_at(real))
         # Hermetic: a project's own `.claude/` settings only, never the user's.
-        project = config_dir.parent if config_dir.name == SETTINGS_DIR else None
+        project = real.parent if real.name == SETTINGS_DIR else None
         collector.apply_claude(read_claude_settings(settings_files(project, None), project))
     else:
-        hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env)
+        hosts += _add_config_dir(collector, cwd / PROJECT_CONFIG_DIR, env, within=cwd)
         for folder, dialect in PROJECT_AGENT_DIRS:
-            collector.add_agent_dir(cwd / folder, dialect)
+            collector.add_agent_dir(cwd / folder, dialect, within=cwd)
         # Other hosts' files may hold servers we cannot run (sse, unset variables):
         # skip those with a warning instead of failing every command.
         for name, key in PROJECT_HOST_FILES:
@@ -252,11 +279,15 @@ def load_config(
 
 
 def _add_config_dir(
-    collector: _Collector, directory: Path, env: Mapping[str, str], dialect: Dialect = SUBAGENT
+    collector: _Collector,
+    directory: Path,
+    env: Mapping[str, str],
+    dialect: Dialect = SUBAGENT,
+    within: Path | None = None,
 ) -> tuple[str, ...]:
     if dialect is OPENCODE:
-        collector.add_agent_dir(directory / "agent", dialect)  # opencode's own folder name
-    collector.add_agent_dir(directory / "agents", dialect)
+        collector.add_agent_dir(directory / "agent", dialect, within)  # opencode's own name
+    collector.add_agent_dir(directory / "agents", dialect, within)
     return collector.add_servers(directory / "mcp.json", env)
 
 
@@ -344,3 +375,19 @@ def _names_a_server(patterns: Iterable[str], servers: Iterable[str]) -> bool:
         for pattern in patterns
         for pair in names
     )
+
+
+def _printable_utf8(name: str) -> bool:
+    """Whether a file name decoded from UTF-8 and holds no control or format character."""
+    return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
+
+
+def shown_path(path: Path) -> str:
+    """`path` safe for a terminal and for JSON: undecodable bytes and control characters
+    escaped (`bad\\xff.md`, `nl\\nx.md`)."""
+    raw = os.fsencode(path).decode("utf-8", errors="backslashreplace")
+    return "".join(char if char.isprintable() else _escaped(char) for char in raw)
+
+
+def _escaped(char: str) -> str:
+    return repr(char)[1:-1] if ord(char) < 0x10000 else f"\\U{ord(char):08x}"

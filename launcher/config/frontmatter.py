@@ -13,9 +13,12 @@ from __future__ import annotations
 import itertools
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 import yaml
+import yaml.composer
+import yaml.constructor
 import yaml.reader
 import yaml.scanner
 
@@ -27,15 +30,21 @@ FRONTMATTER_FIRST_LINE = 2
 EXCERPT_CHARS = 40
 """The most of a value an error message quotes."""
 NAME_SCAN_LINES = 200
-"""How far into a broken file `claimed_name` looks for its `name:` line."""
+"""How far into a broken file `claimed_names` looks for its `name:` lines."""
+MAX_CLAIMED_NAMES = 64
+"""The most names one broken file claims (a bound on a file of `name:` lines)."""
 
 _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00a0\u180e"
+# Dashes a reader takes for `-` that are not in Unicode's dash class (Pd): minus signs,
+# box-drawing lines.
+_DASHES = "\u2212\u2796\u2500\u2501\u23af\u02d7\u207b\u208b\ufe63\uff0d"
 # A line that reads as a fence to a human, or to another tool's looser reader (`+++` opens
 # TOML frontmatter elsewhere).
 _FENCE_LIKE = re.compile(r"^(-{3,}|\+{3,})")
 # A `key:` line, the sign that a `---` block holds fields.
 _FIELD_LINE = re.compile(r"^\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*:")
-_NAME_LINE = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*:\s*[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME_KEY = re.compile(r"^[\s\ufeff]*[\"']?name[\"']?\s*[:=]")
+_NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
@@ -64,16 +73,25 @@ def split_frontmatter(text: str, path: Path) -> tuple[str | None, str, int]:
     return None, text, 1
 
 
+def _seen(line: str) -> str:
+    """`line` as a human sees it: no whitespace, control, format or invisible characters
+    (\\v, \\x85, \\u2028, \\u3000, LRM...), and every dash look-alike as `-`."""
+    kept = []
+    for char in line:
+        category = unicodedata.category(char)
+        if char.isspace() or char in _INVISIBLE or category in ("Cc", "Cf", "Zs", "Zl", "Zp"):
+            continue
+        kept.append("-" if char in _DASHES or category == "Pd" else char)
+    return "".join(kept)
+
+
 def _refuse_displaced_block(lines: list[str], path: Path) -> None:
     """A `---` block that is not at line 1 exactly is refused, never read as prompt."""
-    fences = [
-        i for i, line in enumerate(lines) if _FENCE_LIKE.match(line.strip(_INVISIBLE + " \t\r\n"))
-    ]
+    fences = [i for i, line in enumerate(lines) if _FENCE_LIKE.match(_seen(line))]
     if not fences:
         return
     first = fences[0]
-    before = "".join(lines[:first])
-    if not before.strip(_INVISIBLE + " \t\r\n"):
+    if not any(_seen(line) for line in lines[:first]):
         raise ConfigError(
             f"frontmatter must begin on line 1 with exactly '---' (found "
             f"'{excerpt(lines[first].rstrip(chr(10) + chr(13)))}' here, after "
@@ -101,6 +119,8 @@ def _what_is_before(lines: list[str], first: int) -> str:
         return "an invisible character"
     if line[:1] in " \t":
         return "leading whitespace"
+    if line[:1] and not _seen(line[:1]):
+        return f"an invisible or control character (U+{ord(line[0]):04X})"
     return "a fence that is not exactly '---'"
 
 
@@ -117,6 +137,36 @@ class _NoAliasLoader(yaml.SafeLoader):
         raise yaml.scanner.ScannerError(
             None, None, "YAML anchors (&name) are not read here", self.get_mark()
         )
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        # An explicit tag changes what a reviewer reads: `tools: !!null Read` is None, so
+        # "omitted", so every tool. js-yaml refuses most; here every tag is refused.
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        tag = None if isinstance(event, yaml.AliasEvent) else getattr(event, "tag", None)
+        if tag is not None:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")
+            raise yaml.composer.ComposerError(
+                None, None, f"YAML tags ({excerpt(shown)}) are not read here", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        # PyYAML lets the last of two equal keys win; a second `bash:` inside `permission:`
+        # would silently widen what a reviewer reads. js-yaml and tomllib refuse them too.
+        if isinstance(node, yaml.MappingNode):
+            seen: set[object] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    continue  # an unhashable key: the base constructor refuses it
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key '{excerpt(key)}'", key_node.start_mark
+                    )
+        return super().construct_mapping(node, deep=deep)
 
 
 class Entry:
@@ -210,22 +260,45 @@ def yaml_error(exc: yaml.YAMLError, path: Path, frontmatter: str = "") -> Config
     return ConfigError(message, path=path, line=line)
 
 
-def claimed_name(path: Path) -> str | None:
-    """The `name:` a file that cannot be read still claims, if that line reads as one.
+def claimed_names(path: Path) -> tuple[str, ...]:
+    """Every name a file that cannot be read may claim on its `name:` (or TOML `name =`)
+    lines: what follows an anchor, a tag or a quote, a block scalar's next line, an
+    escaped quoted string as decoded, and each name-like word there.
 
-    A broken higher-priority file then hides a same-named agent found later, so a wider
-    agent never runs in its place."""
+    A broken higher-priority file then hides every same-named agent found later, so a
+    wider agent never runs in its place: claiming too many fails closed."""
     try:
         # Never open what is not a regular file: a FIFO would block the read.
         if not stat.S_ISREG(path.stat().st_mode):
-            return None
+            return ()
         with path.open("rb") as handle:
             head = handle.read(64 * 1024)
     except OSError:
-        return None
-    text = head.decode("utf-8", errors="replace")
-    for line in text.split("\n")[:NAME_SCAN_LINES]:
-        match = _NAME_LINE.match(line)
-        if match:
-            return match.group(1)
-    return None
+        return ()
+    lines = head.decode("utf-8", errors="replace").split("\n")[:NAME_SCAN_LINES]
+    names: dict[str, None] = {}
+    for index, line in enumerate(lines):
+        match = _NAME_KEY.match(line)
+        if match is None:
+            continue
+        value = line[match.end() :]
+        if not value.strip(" \t\r'\"") or value.strip(" \t\r").startswith((">", "|")):
+            # `name:` alone, or a block scalar: the name is on the next line.
+            value += " " + (lines[index + 1] if index + 1 < len(lines) else "")
+        names.update(dict.fromkeys(_NAME_WORD.findall(value)))
+        names.update(dict.fromkeys(_NAME_WORD.findall(_unescaped(value))))
+        if len(names) > MAX_CLAIMED_NAMES:
+            break
+    return tuple(names)[:MAX_CLAIMED_NAMES]
+
+
+def _unescaped(value: str) -> str:
+    """A double-quoted YAML/TOML string's escapes decoded (`"rev\\x69ewer"`), else ''."""
+    quoted = re.search(r'"((?:[^"\\]|\\.)*)"', value)
+    if quoted is None or "\\" not in quoted.group(1):
+        return ""
+    try:
+        decoded = yaml.safe_load(f'"{quoted.group(1)}"')
+    except yaml.YAMLError:
+        return ""
+    return decoded if isinstance(decoded, str) else ""

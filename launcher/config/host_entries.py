@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher.config.dialect import looks_like_restriction
 from launcher.errors import ConfigError
 
 Entry = Callable[[str, dict[str, Any], "Reading"], dict[str, Any] | None]
@@ -30,14 +31,25 @@ class Reading:
     env: Mapping[str, str]
     warnings: list[str]
     where: str
+    strict: bool = False
+    """An agent file's own servers: a field that looks like a tool filter but is not
+    read (`disabled-tools`, `exclude_tools`) refuses, since ignoring it would widen."""
 
     def skip(self, name: str, why: str) -> None:
         """Leave the server out, saying why."""
         self.warnings.append(f"{self.where}: server '{name}': {why}; skipped")
 
     def ignore(self, name: str, raw: dict[str, Any], read: frozenset[str]) -> None:
-        """Name every field of the entry that is not read here."""
+        """Name every field of the entry that is not read here (strict: refuse one that
+        looks like a restriction)."""
         for field in sorted(set(raw) - read):
+            like = looks_like_restriction(str(field)) if self.strict else None
+            if like is not None:
+                raise EntryError(
+                    str(field),
+                    f"looks like a restriction ('{like}') that this host's server entries "
+                    "do not have: refused, since without it the server would offer more",
+                )
             self.warnings.append(
                 f"{self.where}: server '{name}': field '{field}' is not supported here; ignored"
             )

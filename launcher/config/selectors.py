@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from launcher.config.frontmatter import excerpt
@@ -102,6 +103,11 @@ def deny_selectors(
     if NAME_SEPARATOR in text:
         return [Selector(kind="name", name=caseless(text), raw=text)]
     every_server = Selector(kind="name", name=f"*{NAME_SEPARATOR}{caseless(text)}", raw=text)
+    if any(char in lowered for char in "*?["):
+        # `b*` denies the built-ins it matches too (`bash`), as a server's tools.
+        matched = {ours for spelt, ours in _DENY_BUILTINS.items() if fnmatchcase(spelt, lowered)}
+        builtins = [Selector(kind="builtin", name=name, raw=text) for name in sorted(matched)]
+        return [*builtins, every_server]
     builtin = _DENY_BUILTINS.get(lowered)
     if builtin is None:
         return [every_server]

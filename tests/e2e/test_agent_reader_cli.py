@@ -66,11 +66,16 @@ def test_config_dir_at_the_claude_folder_reads_claude_files(
     assert "unknown field" not in report.stderr
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [BROKEN, "---\nname: &n reviewer\ntools: Read\n---\nAn anchor on the name.\n"],
+    ids=["displaced", "anchor"],
+)
 def test_a_broken_file_keeps_a_wider_agent_of_its_name_from_running(
-    subagent: Subagent, project: Path
+    subagent: Subagent, project: Path, broken: str
 ) -> None:
     (project / ".claude" / "agents" / "reviewer.md").unlink()
-    (project / ".claude" / "agents" / "narrow.md").write_text(BROKEN)
+    (project / ".claude" / "agents" / "narrow.md").write_text(broken)
     user_agents = project.parent / "home" / ".claude" / "agents"
     user_agents.mkdir(parents=True)
     (user_agents / "reviewer.md").write_text("---\nname: reviewer\n---\nEvery tool.\n")
