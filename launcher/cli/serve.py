@@ -11,13 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from launcher.cli.serve_args import TASK_TTL_MAX_S, TASK_TTL_MIN_S, resolve_project, typed
-
 if TYPE_CHECKING:
     from launcher.backend.callers import HttpOptions
 
 MAX_CONCURRENT_DEFAULT = 4
 TASK_TTL_DEFAULT_S = 3600.0
+TASK_TTL_MIN_S = 0.001
+TASK_TTL_MAX_S = 86400.0
 _VALUED = {
     "--model": "model",
     "--max-concurrent": "max_concurrent",
@@ -43,6 +43,8 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
         "scripted_dirs": [],
         "project": None,
     }
+    from launcher.cli.serve_args import typed
+
     rest = list(args)
     while rest:
         name, eq, value = rest.pop(0).partition("=")
@@ -134,6 +136,8 @@ def command() -> Callable[..., None]:
         more |= {"engine": engine, "address": address} if engine != "local" or address else {}
 
         def body() -> int:
+            from launcher.cli.serve_args import resolve_project
+
             config, root = resolve_project(project, config_dir, workspace)
             return run_serve(
                 model=model,

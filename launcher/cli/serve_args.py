@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from launcher.cli.serve import TASK_TTL_MAX_S, TASK_TTL_MIN_S
+
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
-TASK_TTL_MIN_S = 0.001
-TASK_TTL_MAX_S = 86400.0
 PROJECT_CONFLICT = (
     "--project serves what discovery finds in DIR; it takes no --workspace (DIR is the "
     "workspace) and no --config-dir or SUBAGENT_CONFIG_DIR (a hermetic config of its own)"
