@@ -23,10 +23,12 @@ GIT_EXECUTES: tuple[str, ...] = (
     "hooks",
     "info",
     "worktrees",
+    "objects/info/alternates",
 )
 """Under a workspace's `.git/`: what decides what git runs (config: fsmonitor, drivers,
 hooksPath; hooks; info/attributes) or where it reads that from (commondir, the records of
-linked worktrees)."""
+linked worktrees, the object stores it borrows: a planted alternates file would let the
+next isolated run's repository, and the user's, read objects of a repository never given)."""
 MODEL_MEMORY: tuple[str, ...] = (".subagent/memory", ".subagent/memory-local")
 """Where the `memory` tools keep an agent's notes (`memory: project`, `local`): the model's
 own writing, read back only as notes, so it stays writable inside the protected

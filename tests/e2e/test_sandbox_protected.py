@@ -154,6 +154,28 @@ def test_config_and_what_git_runs_stay_the_users(who: str) -> None:
 
 
 @pytest.mark.parametrize("who", WHO)
+def test_the_repositorys_borrowed_object_stores_stay_the_users(who: str) -> None:
+    """An alternates file the model plants would make git (the user's, and the next isolated
+    run's set-up) read objects of a repository the run was never given."""
+    with world({"README.md": "# project\n"}) as w:
+        other = w.root / "other.git"
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "borrow",
+            [
+                f"echo {other}/objects > .git/objects/info/alternates",
+                "echo x > x.txt && git add x.txt && git -c user.name=m -c user.email=m@x"
+                " commit -qm x && git log --format=%s | head -1",
+            ],
+        )
+        assert [r["is_error"] for r in results] == [True, False], results
+        assert not os.path.lexists(w.repo / ".git/objects/info/alternates")
+        assert results[1]["content"].strip().endswith("x"), results[1]
+
+
+@pytest.mark.parametrize("who", WHO)
 def test_write_config_lets_an_agent_edit_config_but_not_git_hooks(who: str) -> None:
     with world() as w:
         agent = w.config / "agents" / "shell.md"
