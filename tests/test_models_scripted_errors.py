@@ -96,3 +96,16 @@ def test_an_alias_to_a_plain_anchor_is_refused_at_the_alias(tmp_path: Path) -> N
         parse_script(text, tmp_path / "s.yaml")
     assert refused.value.line == 3
     assert "aliases (*nowhere) are not allowed" in str(refused.value)
+
+
+def test_a_script_over_a_mib_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """A 300 MB scalar took 2.4 GB and minutes to parse; the bound a host's script has
+    holds for the CLI's too."""
+    path = tmp_path / "huge.yaml"
+    with path.open("w") as out:
+        out.write("steps:\n  - say: '")
+        out.write("x" * (1024 * 1024))
+        out.write("'\n")
+    with pytest.raises(ConfigError, match="larger than 1024 KiB") as refused:
+        load_script(path)
+    assert refused.value.path == path

@@ -61,7 +61,7 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
                 out[_VALUED[name]] = value
         else:
             return None  # an unknown option, a positional, `--`: typer's message
-    return typed(out)
+    return typed(out, (TASK_TTL_MIN_S, TASK_TTL_MAX_S))
 
 
 def command() -> Callable[..., None]:

@@ -8,8 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from launcher.cli.serve import TASK_TTL_MAX_S, TASK_TTL_MIN_S
-
 CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 PROJECT_CONFLICT = (
     "--project serves what discovery finds in DIR; it takes no --workspace (DIR is the "
@@ -37,14 +35,14 @@ def resolve_project(
     return None, project
 
 
-def typed(raw: dict[str, Any]) -> dict[str, Any] | None:
+def typed(raw: dict[str, Any], ttl_range: tuple[float, float]) -> dict[str, Any] | None:
     """Values converted and range-checked as typer would, or None (typer reports it)."""
     try:
         max_concurrent = int(raw["max_concurrent"])
         task_ttl = float(raw["task_ttl"])
     except ValueError:
         return None
-    if max_concurrent < 1 or not TASK_TTL_MIN_S <= task_ttl <= TASK_TTL_MAX_S:
+    if max_concurrent < 1 or not ttl_range[0] <= task_ttl <= ttl_range[1]:
         return None
     if project_conflict(raw["project"], raw["config_dir"], raw["workspace"]):
         return None  # typer's path says why

@@ -27,6 +27,9 @@ from launcher.toolset.types import ToolDef
 
 STEP_FIELDS = ("call", "sleep", "say")
 MAX_SLEEP_S = 3600.0
+MAX_SCRIPT_BYTES = 1024 * 1024
+"""As for a host's script (backend/host_model.py): PyYAML composes ~10 s a MiB on 2 cores,
+and a script of a thousand steps is ~600 KB."""
 """The longest think time a step may script; more (or `.inf`, `.nan`) is a config error."""
 CALL_FIELDS = ("tool", "tool_from", "args")
 
@@ -119,7 +122,13 @@ def load_script(path: Path) -> list[ScriptedStep]:
         # Checked before opening: a FIFO would block the read forever.
         if not stat.S_ISREG(path.stat().st_mode):
             raise ConfigError("cannot read script: not a regular file", path=path)
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_SCRIPT_BYTES + 1)
+        if len(data) > MAX_SCRIPT_BYTES:
+            raise ConfigError(
+                f"cannot read script: larger than {MAX_SCRIPT_BYTES // 1024} KiB", path=path
+            )
+        text = data.decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read script: {exc.strerror or exc}", path=path) from exc
     except UnicodeDecodeError as exc:
