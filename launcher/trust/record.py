@@ -109,7 +109,9 @@ class _Record:
         return live
 
     def _locked(self) -> int:
-        (self.dir / "users").mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Private like all of SUBAGENT_HOME: every level made 0700 (mkdir's parents are not).
+        for level in (self.dir.parent, self.dir, self.dir / "users"):
+            level.mkdir(exist_ok=True, mode=0o700)
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)  # held for one copy at most
         return fd
@@ -126,9 +128,11 @@ class _Record:
             if originals is None:
                 originals = _originals(protected)
                 tmp = self.dir / f".originals-{self.me}"
-                tmp.write_text(_encode(originals))
+                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+                with os.fdopen(out, "w", encoding="utf-8") as file:
+                    file.write(_encode(originals))
                 os.replace(tmp, copy)
-            (self.dir / "users" / self.me).touch()
+            (self.dir / "users" / self.me).touch(mode=0o600)
             return originals
         finally:
             os.close(fd)
