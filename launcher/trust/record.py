@@ -110,6 +110,7 @@ class _Record:
 
     def _locked(self) -> int:
         # Private like all of SUBAGENT_HOME: every level made 0700 (mkdir's parents are not).
+        self.dir.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the home
         for level in (self.dir.parent, self.dir, self.dir / "users"):
             level.mkdir(exist_ok=True, mode=0o700)
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
