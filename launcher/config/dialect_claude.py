@@ -17,6 +17,8 @@ from typing import cast
 from launcher.config.dialect import Action, Dialect, FieldRule
 from launcher.config.frontmatter import excerpt
 from launcher.config.hooks_field import parse_hooks
+from launcher.config.host_entries import Entry as HostEntry
+from launcher.config.host_entries import EntryError, Reading
 from launcher.config.selectors import KNOWN_BUILTINS
 from launcher.config.servers import parse_server_entry
 from launcher.config.types import ServerSpec
@@ -167,6 +169,36 @@ def inline_server(name: str, raw: object, path: Path) -> ServerSpec:
     except ConfigError as exc:
         field = f"{exc.field}: " if exc.field else ""
         raise ValueError(f"server '{name}': {field}{exc.message}") from exc
+
+
+def host_servers(
+    value: object,
+    notes: list[str],
+    path: Path,
+    entry: HostEntry,
+    shapes: tuple[str, str],
+) -> Mapping[str, object]:
+    """Another host's server table in an agent file (`entry` reads one server the way that
+    host's config reader does): the servers that can run, inline; the rest denied as
+    `ext:NAME`, so none of that name starts for the agent. `shapes`: how the table and one
+    entry are spelt in that host's format, for the errors."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected {shapes[0]}")
+    inline: list[ServerSpec] = []
+    denied: list[str] = []
+    reading = Reading(os.environ, notes, "a server", strict=True)
+    for name, raw in value.items():
+        if not isinstance(raw, dict):
+            raise ValueError(f"server '{excerpt(name)}': expected {shapes[1]}")
+        try:
+            found = entry(str(name), raw, reading)
+        except EntryError as exc:
+            raise ValueError(f"server '{excerpt(name)}': {exc.field}: {exc.message}") from exc
+        if found is None:
+            denied.append(f"ext:{name}")  # disabled, refused or cannot run here
+            continue
+        inline.append(inline_server(str(name), found, path))
+    return {"inline_servers": tuple(inline), "disallowed_tools": denied}
 
 
 def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, object]:

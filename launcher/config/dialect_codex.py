@@ -9,18 +9,15 @@ and server runs unless a field narrows it. The model is offered Codex's names (`
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule, RawField
-from launcher.config.dialect_claude import inline_server
-from launcher.config.frontmatter import excerpt
-from launcher.config.host_entries import EntryError, Reading, codex_entry
+from launcher.config.dialect_claude import host_servers
+from launcher.config.host_entries import codex_entry
 from launcher.config.model_spec import provider_slash_model
-from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError
 
 H, M, IGN, REF = Action.HONOURED, Action.MAPPED, Action.IGNORED, Action.REFUSED
@@ -85,23 +82,7 @@ def _sandbox_mode(value: object, notes: list[str], path: Path) -> Mapping[str, o
 
 
 def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise ValueError("expected tables [mcp_servers.NAME]")
-    inline: list[ServerSpec] = []
-    denied: list[str] = []
-    reading = Reading(os.environ, notes, "a server", strict=True)
-    for name, raw in value.items():
-        if not isinstance(raw, dict):
-            raise ValueError(f"server '{excerpt(name)}': expected a table")
-        try:
-            entry = codex_entry(str(name), raw, reading)
-        except EntryError as exc:
-            raise ValueError(f"server '{excerpt(name)}': {exc.field}: {exc.message}") from exc
-        if entry is None:
-            denied.append(f"ext:{name}")  # disabled or refused: never starts for this agent
-            continue
-        inline.append(inline_server(str(name), entry, path))
-    return {"inline_servers": tuple(inline), "disallowed_tools": denied}
+    return host_servers(value, notes, path, codex_entry, ("tables [mcp_servers.NAME]", "a table"))
 
 
 _FIELDS: dict[str, FieldRule] = {

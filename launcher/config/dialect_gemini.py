@@ -8,16 +8,14 @@ model is offered Gemini CLI's names (`read_file`, `mcp_github_list_issues`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.config.dialect import Action, Dialect, FieldRule
-from launcher.config.dialect_claude import inline_server
+from launcher.config.dialect_claude import host_servers
 from launcher.config.frontmatter import excerpt
-from launcher.config.host_entries import EntryError, Reading, gemini_entry
+from launcher.config.host_entries import gemini_entry
 from launcher.config.host_tools import allow_selector, is_glob
-from launcher.config.types import ServerSpec
 
 H, M, IGN = Action.HONOURED, Action.MAPPED, Action.IGNORED
 
@@ -65,23 +63,9 @@ def _tools(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
 
 
 def _mcp_servers(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise ValueError("expected a map of server name to definition")
-    inline: list[ServerSpec] = []
-    denied: list[str] = []
-    reading = Reading(os.environ, notes, "a server", strict=True)
-    for name, raw in value.items():
-        if not isinstance(raw, dict):
-            raise ValueError(f"server '{excerpt(name)}': expected a mapping")
-        try:
-            entry = gemini_entry(str(name), raw, reading)
-        except EntryError as exc:
-            raise ValueError(f"server '{excerpt(name)}': {exc.field}: {exc.message}") from exc
-        if entry is None:
-            denied.append(f"ext:{name}")  # cannot run here: never one of the same name
-            continue
-        inline.append(inline_server(str(name), entry, path))
-    return {"inline_servers": tuple(inline), "disallowed_tools": denied}
+    return host_servers(
+        value, notes, path, gemini_entry, ("a map of server name to definition", "a mapping")
+    )
 
 
 def _minutes(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
