@@ -105,27 +105,25 @@ def drop_capabilities() -> None:
                 raise OSError(code, f"drop capability {cap}: {os.strerror(code)}")
 
 
-def _holds_setpcap() -> bool:
+def _holds(cap: int) -> bool:
+    """Whether this thread's effective set holds capability number `cap`."""
     try:
         status = Path("/proc/thread-self/status").read_text()
     except OSError:
         return False
     for line in status.splitlines():
         if line.startswith("CapEff:"):
-            return bool(int(line.split()[1], 16) & (1 << 8))  # CAP_SETPCAP
+            return bool(int(line.split()[1], 16) & (1 << cap))
     return False
+
+
+def _holds_setpcap() -> bool:
+    return _holds(8)  # CAP_SETPCAP
 
 
 def can_remount() -> bool:
     """Whether this thread may make a mount namespace (root: CAP_SYS_ADMIN)."""
-    try:
-        status = Path("/proc/thread-self/status").read_text()
-    except OSError:
-        return False
-    for line in status.splitlines():
-        if line.startswith("CapEff:"):
-            return bool(int(line.split()[1], 16) & (1 << 21))  # CAP_SYS_ADMIN
-    return False
+    return _holds(21)  # CAP_SYS_ADMIN
 
 
 def read_only_outside(writable: Iterable[Path], writable_files: Iterable[Path]) -> None:
