@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launcher import settings
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lockfile import Lock, load_lock
 from launcher.config.types import AgentSpec, Config, ModelPrice, ServerSpec
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from launcher.store.owner import Owner
     from launcher.tools.delegate import Delegate
 
-STORE_ENV = "SUBAGENT_STORE"
 """Set to 0 to run without the session store (benchmarks compare the two)."""
 MODEL_HTTP_CONNECT_S = 10.0
 """A model API that does not accept a connection in this long is down."""
@@ -112,7 +112,7 @@ def assemble_session(
         pin=pin,
         session_id=session_id,
     )
-    if os.environ.get(STORE_ENV, "1") != "0":
+    if settings.store_enabled():
         from launcher.store.sink import StoreSink
 
         session.bus.subscribe(

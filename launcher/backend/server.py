@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from launcher import settings
 from launcher.backend import catalog
 from launcher.backend.arguments import check_arguments
 from launcher.backend.host_asks import (
@@ -237,10 +237,8 @@ class SubagentServer:
         """Whether a resumed session's `model` is the operator's choice (serve's `--model`,
         the agent's `model:`, SUBAGENT_MODEL), which the worker reads as it always has,
         rather than one a host named (whose script is read and checked again)."""
-        from launcher.models.factory import MODEL_ENV
-
         spec = config.agents.get(agent)
-        chosen = (self.manager.default_model, spec.model if spec else None, os.getenv(MODEL_ENV))
+        chosen = (self.manager.default_model, spec.model if spec else None, settings.MODEL.raw())
         return model is None or model in chosen
 
     async def _tool_spawn_subagent(

@@ -10,15 +10,18 @@ from typing import Annotated
 
 import typer
 
+from launcher import settings
 from launcher.cli.loading import load
 
 __all__ = ["load"]
 
 ConfigDir = Annotated[
     Path | None,
-    typer.Option("--config-dir", envvar="SUBAGENT_CONFIG_DIR", help="Hermetic config directory."),
+    typer.Option(
+        "--config-dir", envvar=settings.CONFIG_DIR.name, help="Hermetic config directory."
+    ),
 ]
-SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"  # config/hosts.py reads it (not imported: --help)
+SERVERS_FROM_ENV = settings.SERVERS_FROM.name  # config/hosts.py reads it
 
 
 def _export_hosts(value: str | None) -> str | None:
@@ -107,7 +110,7 @@ def set_sandbox(value: str | None) -> str | None:
     mode = value.strip().lower()
     if mode not in ("on", "off", "required"):
         raise typer.BadParameter(f"expected on, off or required, got {value!r}")
-    os.environ["SUBAGENT_SANDBOX"] = mode
+    os.environ[settings.SANDBOX.key()] = mode
     return mode
 
 
@@ -115,7 +118,7 @@ SandboxOpt = Annotated[
     str | None,
     typer.Option(
         "--sandbox",
-        envvar="SUBAGENT_SANDBOX",
+        envvar=settings.SANDBOX.name,
         callback=set_sandbox,
         help="Confine the model's shell: on, off or required (default: the agent's).",
     ),

@@ -4,11 +4,11 @@
 Stdlib only: the fast path reads this before anything else loads.
 """
 
-import os
 from pathlib import Path
 from typing import Any
 
-CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
+from launcher import settings
+
 PROJECT_CONFLICT = (
     "--project serves what discovery finds in DIR; it takes no --workspace (DIR is the "
     "workspace) and no --config-dir or SUBAGENT_CONFIG_DIR (a hermetic config of its own)"
@@ -17,7 +17,7 @@ PROJECT_CONFLICT = (
 
 def project_conflict(project: Path | str | None, config_dir: object, workspace: object) -> bool:
     """Whether `--project` comes with an option that names another configuration."""
-    hermetic = config_dir is not None or bool(os.environ.get(CONFIG_DIR_ENV))
+    hermetic = config_dir is not None or bool(settings.CONFIG_DIR.text())
     return project is not None and (hermetic or workspace is not None)
 
 
@@ -48,7 +48,7 @@ def typed(raw: dict[str, Any], ttl_range: tuple[float, float]) -> dict[str, Any]
         return None  # typer's path says why
     config_dir = raw["config_dir"]
     if config_dir is None:
-        config_dir = os.environ.get(CONFIG_DIR_ENV)
+        config_dir = settings.CONFIG_DIR.raw()
     workspace = raw["workspace"] if raw["project"] is None else raw["project"]
     if config_dir == "" or workspace == "" or "" in raw["scripted_dirs"]:
         return None
