@@ -398,3 +398,21 @@ def test_the_settings_read_check_sees_every_shape() -> None:
         "    return os.getenv(MODEL_ENV), env.get(token_name(s), '')\n"  # 22
     )
     assert setting_reads(probe) == [6, 7, 8, 9, 10, 11, 12, 13, 22, 22]
+
+
+def test_subagent_variable_names_come_from_the_settings_table() -> None:
+    """A child's environment that sets one, a message that names one: the name is the
+    table's (`settings.X.name`), never a second spelling of it."""
+    import re
+
+    name = re.compile(r"SUBAGENT_[A-Z0-9_]*")
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value!r}"
+        for path in modules()
+        if dotted(path) != SETTINGS_MODULE
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and name.fullmatch(node.value)
+    ]
+    assert wrong == []
