@@ -230,7 +230,7 @@ def test_the_cycle_finder_sees_a_cycle() -> None:
 
 
 CLI_COMMAND_MAX_LINES = 250
-"""A command module is one signature and its body; spawn and serve (with its fast parser)
+"""A command module is one signature and its body; spawn and serve (with its fast path)
 are the largest, near 200: room for a few options, not for a second job."""
 CLI_SHARED_MODULE = {"logout": "login"}
 """Commands living in another command's module: `logout` beside `login`."""
