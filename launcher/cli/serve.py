@@ -1,10 +1,10 @@
 """`subagent serve`: the MCP backend on stdio (or HTTP), whose tools spawn and steer sub-agents.
 
 A host waits for serve's first answer, so the console script parses plain arguments with
-`parse_fast` and opens the early face (backend/early.py) before typer loads; its options
-and typer's are made from one table, cli/spec.py's SERVE. Stdlib only at import: typer comes inside
-`command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
-`--http` goes through typer (no host waits on a pipe); starlette and uvicorn load only then.
+`parse_fast` and opens the early face (backend/early.py) before typer loads; the options it
+reads and typer's command are made from one table, cli/spec.py's SERVE. Stdlib only at
+import: typer comes inside `command()`. `--http` goes through typer (no host waits on a
+pipe); starlette and uvicorn load only then.
 """
 
 from collections.abc import Callable
