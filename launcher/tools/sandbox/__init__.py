@@ -125,6 +125,18 @@ class ShellSandbox:
         return self.mode is not SandboxMode.OFF and self.problem is None
 
     @property
+    def way(self) -> str:
+        """How commands get their read-only world, once one ran: `own namespace` (root),
+        `fork server` (inside the holder's), `none` (Landlock alone), or `not started`."""
+        if self._spawner is None:
+            return "not started"
+        if self._server is not None:
+            return "fork server"
+        from launcher.tools.sandbox.privileges import can_remount
+
+        return "own namespace" if can_remount() else "none"
+
+    @property
     def refuses(self) -> bool:
         """Whether every command must be refused: `required`, and no mechanism."""
         return self.mode is SandboxMode.REQUIRED and self.problem is not None
