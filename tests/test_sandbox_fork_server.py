@@ -78,3 +78,20 @@ def test_a_dead_server_is_an_error(server: entry.ForkServer, tmp_path: Path) -> 
     os.kill(server.pid, signal.SIGKILL)
     with pytest.raises(OSError, match="gone"):
         anyio.run(_run, server, "true", tmp_path / "ws")
+
+
+def test_the_command_is_found_on_its_own_path(server: entry.ForkServer, tmp_path: Path) -> None:
+    """As Popen finds it: by the command's PATH, not the server's."""
+    tool = tmp_path / "bin" / "only-here"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho found\n")
+    tool.chmod(0o755)
+
+    async def run() -> str:
+        env = {"PATH": f"{tool.parent}:/usr/bin:/bin"}
+        process = await entry.start(server, ["only-here"], env=env, cwd=str(tmp_path / "ws"))
+        out = b"".join([chunk async for chunk in process.stdout])
+        await process.aclose()
+        return out.decode()
+
+    assert anyio.run(run) == "found\n"

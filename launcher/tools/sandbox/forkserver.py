@@ -19,6 +19,7 @@ by path; it ends when the socket closes.
 from __future__ import annotations
 
 import ctypes
+import errno
 import importlib.util
 import json
 import os
@@ -127,8 +128,8 @@ def _spawn(request: dict[str, Any], fds: list[int]) -> int:
     try:
         # vfork and exec (posix_spawn): no copy of this process per command.
         actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds[:3])]
-        return os.posix_spawnp(
-            argv[0],
+        return os.posix_spawn(
+            _which(argv[0], env),
             argv,
             env,
             file_actions=actions,
@@ -139,6 +140,18 @@ def _spawn(request: dict[str, Any], fds: list[int]) -> int:
         raise OSError(exc.errno, f"{argv[0]}: {exc.strerror}") from exc
     finally:
         os.chdir("/")
+
+
+def _which(name: str, env: dict[str, str]) -> str:
+    """`name` found on the command's own PATH, as Popen would (posix_spawnp would search
+    this server's)."""
+    if "/" in name:
+        return name
+    for folder in os.get_exec_path(env):
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
