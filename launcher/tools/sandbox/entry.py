@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from launcher.procs import cgroup
+from launcher.procs import cgroup, strays
 from launcher.tools.sandbox.forkserver import receive, send
 
 SERVER = Path(__file__).with_name("forkserver.py")
@@ -83,6 +83,7 @@ class ForkServer:
             raise
         finally:
             theirs.close()
+        strays.note_child(process.pid)  # started on purpose: not an orphan to sweep
         return cls(ours, process)
 
     async def spawn(
