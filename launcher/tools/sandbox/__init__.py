@@ -32,6 +32,7 @@ from launcher.tools.sandbox.readonly import Holder, nsenter
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
+from launcher.trust.nested import NestedGuard
 
 __all__ = [
     "LEGACY_VAR",
@@ -109,6 +110,8 @@ class ShellSandbox:
             else protected_set(workspace, write_config=settings.write_config)
         )
         self.guard = Guard(protected, home=state_home)
+        # The git repositories already in the workspace are the user's; later ones the model's.
+        self.nested = None if self.mode is SandboxMode.OFF else NestedGuard.start(workspace)
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
@@ -124,6 +127,12 @@ class ShellSandbox:
     def refuses(self) -> bool:
         """Whether every command must be refused: `required`, and no mechanism."""
         return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    @property
+    def unchecked(self) -> str | None:
+        """Where the walk for the model's git repositories was cut short (the workspace is
+        too large or deep to vouch for): commands are refused from then on; else None."""
+        return None if self.nested is None else self.nested.cut
 
     def policy(self) -> SandboxPolicy:
         """This session's policy (creates its private temporary directory)."""
@@ -184,11 +193,19 @@ class ShellSandbox:
         places; the places put back."""
         return self.guard.restore()
 
+    def defuse_nested(self) -> list[str]:
+        """Defuse the git repositories the model made (or changed) in the workspace; what
+        was done, one line per repository."""
+        return [] if self.nested is None else self.nested.check()
+
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
         temporary directory."""
         try:
             self.restore_protected()
+            defused = self.defuse_nested()
+            if defused:
+                sys.stderr.write(f"subagent: {defused_line(defused)}\n")
         finally:
             self.guard.release()
         with self._lock:
@@ -201,6 +218,15 @@ class ShellSandbox:
             holder.close()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def defused_line(defused: list[str]) -> str:
+    """What is said of the model's git repositories defused (the user's git would have run
+    their config or hooks)."""
+    return (
+        "git repositories the model made were defused (config keys that run programs and "
+        f"hooks removed): {', '.join(defused)}"
+    )
 
 
 def _holder(policy: SandboxPolicy) -> Holder | None:
