@@ -75,6 +75,8 @@ class GroupGuard(Protocol):
 
     def remove_on_death(self, path: Path) -> None: ...
 
+    def restore_on_death(self, record: Path) -> None: ...
+
 
 async def run_bash(
     command: str,

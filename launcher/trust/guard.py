@@ -219,52 +219,64 @@ class Guard:
         if shared is not None:
             let_go(self._key, shared)
 
-    def _now(self, place: Place, before: Tree) -> Tree | None:
-        now = snapshot(place, against=before)
-        if before.keys() != now.keys():
-            return now
-        return now if any(_differs(old, now[key]) for key, old in before.items()) else None
-
     def changed(self) -> list[str]:
         """The places that differ from their copies."""
-        return [p.rel for p, before in self._before if self._now(p, before) is not None]
+        return [p.rel for p, before in self._before if _changed(p, before) is not None]
 
     def restore(self) -> list[str]:
-        """Put every changed place back; the places put back (or that could not be).
-        Each is looked at just before it is put back: one place's repair (a `.git` symlink
-        removed) changes what the next one sees."""
-        said: list[str] = []
-        for place, before in self._before:
-            now = self._now(place, before)
-            if now is None:
-                continue
-            if not complete(before):  # a tree cut short: what it held cannot be made again
-                said.append(f"{place.rel} (changed; too large to put back)")
-                continue
-            try:
-                lost = put_back(place, before, now)
-            except OSError as exc:
-                said.append(f"{place.rel} (could not be put back: {exc.strerror})")
-                continue
-            said.append(
-                place.rel
-                + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
-            )
-            self._tidy(place)
-        return said
+        """Put every changed place back; the places put back (or that could not be)."""
+        return restore_all(self._before, self._had)
 
-    def _tidy(self, place: Place) -> None:
-        """Remove the now empty directories on the way to the model's own it made."""
-        for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
-            if (place.base, way) not in self._had:
-                with contextlib.suppress(OSError):
-                    parts = PurePosixPath(way).parts
-                    root = os.open(place.base, _DIR_FLAGS)
-                    try:
-                        parent = _open_dir(root, parts[:-1])
-                    finally:
-                        os.close(root)
-                    try:
-                        os.rmdir(parts[-1], dir_fd=parent)
-                    finally:
-                        os.close(parent)
+    @property
+    def record_dir(self) -> Path | None:
+        """Where launchers guarding the workspace meet (None: this process only)."""
+        shared = self._shared
+        return shared.record.dir if shared is not None and shared.record is not None else None
+
+
+def _changed(place: Place, before: Tree) -> Tree | None:
+    now = snapshot(place, against=before)
+    if before.keys() != now.keys():
+        return now
+    return now if any(_differs(old, now[key]) for key, old in before.items()) else None
+
+
+def restore_all(before_all: list[tuple[Place, Tree]], had: set[tuple[Path, str]]) -> list[str]:
+    """Put every changed place back as `before_all` says; the places put back (or that
+    could not be). Each is looked at just before it is put back: one place's repair (a
+    `.git` symlink removed) changes what the next one sees."""
+    said: list[str] = []
+    for place, before in before_all:
+        now = _changed(place, before)
+        if now is None:
+            continue
+        if not complete(before):  # a tree cut short: what it held cannot be made again
+            said.append(f"{place.rel} (changed; too large to put back)")
+            continue
+        try:
+            lost = put_back(place, before, now)
+        except OSError as exc:
+            said.append(f"{place.rel} (could not be put back: {exc.strerror})")
+            continue
+        said.append(
+            place.rel + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
+        )
+        _tidy(place, had)
+    return said
+
+
+def _tidy(place: Place, had: set[tuple[Path, str]]) -> None:
+    """Remove the now empty directories on the way to the model's own it made."""
+    for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
+        if (place.base, way) not in had:
+            with contextlib.suppress(OSError):
+                parts = PurePosixPath(way).parts
+                root = os.open(place.base, _DIR_FLAGS)
+                try:
+                    parent = _open_dir(root, parts[:-1])
+                finally:
+                    os.close(root)
+                try:
+                    os.rmdir(parts[-1], dir_fd=parent)
+                finally:
+                    os.close(parent)

@@ -37,7 +37,17 @@ def _encode(originals: _Originals) -> str:
 
     trees = [{rel: node(n) for rel, n in tree.items()} for _, tree in originals.before]
     had = sorted([str(base), way] for base, way in originals.had)
-    return json.dumps({"trees": trees, "had": had})
+    # The places too: the watchdog of a launcher that died puts them back from this alone.
+    places = [[str(p.base), p.rel, list(p.open)] for p, _ in originals.before]
+    return json.dumps({"trees": trees, "had": had, "places": places})
+
+
+def places_of(text: str) -> Protected:
+    """The places a record was taken of (for putting them back without a session)."""
+    raw = json.loads(text)
+    return Protected(
+        tuple(Place(Path(str(b)), str(r), tuple(map(str, o))) for b, r, o in raw["places"])
+    )
 
 
 def _decode(text: str, protected: Protected) -> _Originals:
@@ -82,7 +92,16 @@ def _alive(pid: int, started: str) -> bool:
         return False
     except PermissionError:
         pass  # another user's: alive
-    return _started(pid) == started
+    return _started(pid) == started and not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A launcher that died but is not reaped yet (its parent has not waited) is dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            return stat_file.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 class _Record:
@@ -91,10 +110,35 @@ class _Record:
     launcher (named for its process id; a dead one's is not counted). The state home is
     denied to the sandboxed model, so the copy is the launcher's own."""
 
-    def __init__(self, home: Path, key: object) -> None:
-        self.dir = home / "guard" / hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+    def __init__(self, home: Path, key: object, folder: Path | None = None) -> None:
+        """`folder`: the record's own directory, given (the watchdog's: no key to hash)."""
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+        self.dir = folder if folder is not None else home / "guard" / digest
         pid = os.getpid()
         self.me = f"{pid}-{_started(pid)}-{secrets.token_hex(6)}"
+
+    def orphaned(self) -> str | None:
+        """The copy, when no launcher that joined the record is alive (taken: removed);
+        None while one still is, or when there is none."""
+        fd = self._locked()
+        try:
+            copy = self.dir / "originals.json"
+            if self._live() or not copy.exists():
+                return None
+            text = copy.read_text()
+            return text
+        finally:
+            os.close(fd)
+
+    def forget(self) -> None:
+        """Remove the copy (the places were put back), unless a launcher joined meanwhile."""
+        fd = self._locked()
+        try:
+            if not self._live():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.dir / "originals.json")
+        finally:
+            os.close(fd)
 
     def _live(self) -> list[str]:
         users = self.dir / "users"

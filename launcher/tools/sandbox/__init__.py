@@ -91,9 +91,11 @@ class ShellSandbox:
         home: Path,
         env: Mapping[str, str] | None = None,
         on_tmp: Callable[[Path], None] | None = None,
+        on_record: Callable[[Path], None] | None = None,
     ) -> None:
         """`on_tmp` is told the private temporary directory once made (the watchdog removes
-        it if the launcher dies)."""
+        it if the launcher dies), `on_record` the record of the protected places (the
+        watchdog puts them back if the launcher dies mid-command)."""
         # None: the agent omitted the field and no config default was applied (`on`).
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
@@ -110,6 +112,8 @@ class ShellSandbox:
             else protected_set(workspace, write_config=settings.write_config)
         )
         self.guard = Guard(protected, home=state_home)
+        if on_record is not None and self.guard.record_dir is not None:
+            on_record(self.guard.record_dir)
         # The git repositories already in the workspace are the user's; later ones the model's.
         self.nested = None if self.mode is SandboxMode.OFF else NestedGuard.start(workspace)
         self._lock = threading.Lock()
