@@ -107,3 +107,24 @@ def test_a_changed_preexisting_repository_is_defused_an_unchanged_one_left(
     _git("config", "core.editor", "vi", cwd=ws / "changed")
     assert guard.check() == ["changed/.git (config: core.editor, core.pager)"]
     assert _git("config", "core.pager", cwd=ws / "kept").strip() == "cat"
+
+
+def test_sessions_sharing_a_workspace_share_its_first_note(tmp_path: Path) -> None:
+    """A session starting while a sibling's model has made a repository never takes it
+    for the user's."""
+    from launcher.trust import Place, Protected
+    from launcher.trust.guard import Guard
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    places = Protected((Place(ws, ".mcp.json"),))
+    first = Guard(places, home=tmp_path / "home", workspace=ws)
+    _git("init", "-q", "planted", cwd=ws)
+    _git("config", "core.pager", "x", cwd=ws / "planted")
+    second = Guard(places, home=tmp_path / "home", workspace=ws)
+    try:
+        assert second.nested is first.nested and second.nested is not None
+        assert NestedGuard.of(ws, second.nested).check() == ["planted/.git (config: core.pager)"]
+    finally:
+        second.release()
+        first.release()

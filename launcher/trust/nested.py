@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from launcher.trust.snapshot import _DIR_FLAGS, _open_dir
+from launcher.trust.snapshot import _DIR_FLAGS, _open_dir, remove_tree
 
 MAX_WALK_ENTRIES = 500_000
 """Directory entries looked at per walk; past this the walk is cut short (refuse-safe)."""
@@ -246,8 +246,6 @@ def _write_at(parent: int, name: str, data: bytes) -> None:
     try:
         os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except IsADirectoryError:
-        from launcher.trust.guard import remove_tree
-
         remove_tree(parent, name)
         os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except OSError:
@@ -276,8 +274,6 @@ def _defuse_config(gitdir: int) -> str | None:
 
 
 def _remove(parent: int, name: str) -> bool:
-    from launcher.trust.guard import remove_tree
-
     try:
         os.lstat(name, dir_fd=parent)
         remove_tree(parent, name)
@@ -380,9 +376,12 @@ class NestedGuard:
     @classmethod
     def start(cls, workspace: Path) -> NestedGuard:
         """Take the workspace's git dirs now (the user's: trusted, left alone)."""
-        real = Path(os.path.realpath(workspace))
-        before = scan(real)
-        return cls(real, before, before.cut)
+        return cls.of(workspace, scan(Path(os.path.realpath(workspace))))
+
+    @classmethod
+    def of(cls, workspace: Path, before: Scan) -> NestedGuard:
+        """Guard `workspace` against `before`, its git dirs as a first session found them."""
+        return cls(Path(os.path.realpath(workspace)), before, before.cut)
 
     def _settle(self, rel: str) -> None:
         """Remember the defused git dir as it is now: checked again only once changed."""

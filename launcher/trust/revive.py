@@ -23,6 +23,10 @@ def revive(folder: Path) -> list[str]:
         return []
     originals = _decode(text, places_of(text))
     said = restore_all(originals.before, originals.had)
+    if originals.workspace is not None and originals.nested is not None:
+        from launcher.trust.nested import NestedGuard
+
+        said += NestedGuard.of(originals.workspace, originals.nested).check()
     record.forget()
     return said
 

@@ -447,6 +447,7 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
         command = (
             "mkdir -p .subagent && echo '{}' > .subagent/mcp.json; echo '{}' > .mcp.json;"
             " git config core.fsmonitor 'touch /nonexistent' 2>/dev/null;"
+            " git init -q sub && git -C sub config core.pager 'touch /nonexistent';"
             f" echo yes > {started}; sleep 600"
         )
         model = script(w, "kill", [("bash", {"command": command})])
@@ -474,6 +475,11 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
                 "the protected places to be put back",
             )
             assert (w.repo / ".git/config").read_bytes() == config
+            # The git repository the command made is defused too (its config runs nothing).
+            _wait_for(
+                lambda: "pager" not in (w.repo / "sub/.git/config").read_text(),
+                "the model's repository to be defused",
+            )
             guards = list((w.state / "guard").glob("*/originals.json"))
             assert guards == [], guards  # the last user gone: the copy goes too
         finally:

@@ -111,11 +111,20 @@ class ShellSandbox:
             if self.mode is SandboxMode.OFF
             else protected_set(workspace, write_config=settings.write_config)
         )
-        self.guard = Guard(protected, home=state_home)
+        off = self.mode is SandboxMode.OFF
+        self.guard = Guard(protected, home=state_home, workspace=None if off else workspace)
         if on_record is not None and self.guard.record_dir is not None:
             on_record(self.guard.record_dir)
-        # The git repositories already in the workspace are the user's; later ones the model's.
-        self.nested = None if self.mode is SandboxMode.OFF else NestedGuard.start(workspace)
+        # The git repositories in the workspace when the first live session of it started
+        # are the user's; later ones the model's (noted with the copy, shared like it).
+        before = self.guard.nested
+        self.nested = (
+            None
+            if off
+            else NestedGuard.start(workspace)
+            if before is None  # a copy taken without (an older launcher's record)
+            else NestedGuard.of(workspace, before)
+        )
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
