@@ -35,6 +35,7 @@ from launcher.tools.sandbox.readonly import Holder
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
+from launcher.trust.nested import NestedGuard
 
 __all__ = [
     "LEGACY_VAR",
@@ -93,9 +94,11 @@ class ShellSandbox:
         home: Path,
         env: Mapping[str, str] | None = None,
         on_tmp: Callable[[Path], None] | None = None,
+        on_record: Callable[[Path], None] | None = None,
     ) -> None:
         """`on_tmp` is told the private temporary directory once made (the watchdog removes
-        it if the launcher dies)."""
+        it if the launcher dies), `on_record` the record of the protected places (the
+        watchdog puts them back if the launcher dies mid-command)."""
         # None: the agent omitted the field and no config default was applied (`on`).
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
@@ -111,7 +114,20 @@ class ShellSandbox:
             if self.mode is SandboxMode.OFF
             else protected_set(workspace, write_config=settings.write_config)
         )
-        self.guard = Guard(protected, home=state_home)
+        off = self.mode is SandboxMode.OFF
+        self.guard = Guard(protected, home=state_home, workspace=None if off else workspace)
+        if on_record is not None and self.guard.record_dir is not None:
+            on_record(self.guard.record_dir)
+        # The git repositories in the workspace when the first live session of it started
+        # are the user's; later ones the model's (noted with the copy, shared like it).
+        before = self.guard.nested
+        self.nested = (
+            None
+            if off
+            else NestedGuard.start(workspace)
+            if before is None  # a copy taken without (an older launcher's record)
+            else NestedGuard.of(workspace, before)
+        )
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
@@ -140,6 +156,12 @@ class ShellSandbox:
     def refuses(self) -> bool:
         """Whether every command must be refused: `required`, and no mechanism."""
         return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    @property
+    def unchecked(self) -> str | None:
+        """Where the walk for the model's git repositories was cut short (the workspace is
+        too large or deep to vouch for): commands are refused from then on; else None."""
+        return None if self.nested is None else self.nested.cut
 
     def policy(self) -> SandboxPolicy:
         """This session's policy (creates its private temporary directory)."""
@@ -216,11 +238,19 @@ class ShellSandbox:
         places; the places put back."""
         return self.guard.restore()
 
+    def defuse_nested(self) -> list[str]:
+        """Defuse the git repositories the model made (or changed) in the workspace; what
+        was done, one line per repository."""
+        return [] if self.nested is None else self.nested.check()
+
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
         temporary directory."""
         try:
             self.restore_protected()
+            defused = self.defuse_nested()
+            if defused:
+                sys.stderr.write(f"subagent: {defused_line(defused)}\n")
         finally:
             self.guard.release()
         with self._lock:
@@ -236,6 +266,15 @@ class ShellSandbox:
             holder.close()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def defused_line(defused: list[str]) -> str:
+    """What is said of the model's git repositories defused (the user's git would have run
+    their config or hooks)."""
+    return (
+        "git repositories the model made were defused (config keys that run programs and "
+        f"hooks removed): {', '.join(defused)}"
+    )
 
 
 def _holder(policy: SandboxPolicy) -> Holder | None:
