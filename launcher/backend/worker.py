@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -53,6 +54,9 @@ FULL_PRELOAD = (
 )
 """What only some sessions import (an HTTP model, MCP servers), with the model client's
 trust store: a spare started without `--lean` loads these too."""
+SEALED_FLAG = "--sealed"
+"""The worker's argument on a Ray node: it offers a key and opens serve's sealed secrets
+before it reads its Job (procs/sealed.py)."""
 PR_SET_NAME = 15
 PR_GET_NAME = 16
 
@@ -277,14 +281,35 @@ def _set_name(name: str) -> str:
     return before.value.decode(errors="replace")
 
 
+def _open_sealed() -> bool:
+    """A worker on a Ray node: serve's secrets, sealed to a key made here (procs/sealed.py),
+    into os.environ as hidden variables; False (reported) if they cannot be opened."""
+    from launcher.procs.sealed import Opening
+    from launcher.secrets import note_hidden
+
+    opening = Opening()  # this process is non-dumpable already (restore)
+    _write_line(protocol.encode(opening.offer()).decode())
+    try:
+        values = opening.open(json.loads(sys.stdin.readline() or "{}"))
+    except ValueError as exc:
+        _emit_line(AgentEnd(status=RunStatus.ERROR, error=str(exc)))
+        return False
+    os.environ.update(values)
+    note_hidden(values)
+    return True
+
+
 def main() -> None:
     """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it;
-    `--lean`: preload only what every session needs)."""
+    `--lean`: preload only what every session needs; `--sealed`: serve's secrets come
+    first, sealed to a key this worker offers)."""
     from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
+    if SEALED_FLAG in sys.argv[1:] and not _open_sealed():
+        os._exit(2)
     # A worker's parent span comes with its job, never from an inherited TRACEPARENT.
     traces = telemetry.start(parent_from_env=False)
     spare = SPARE_FLAG in sys.argv[1:]
