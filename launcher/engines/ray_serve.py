@@ -7,6 +7,14 @@ session itself is stored by the worker, in SUBAGENT_HOME, as always. Control lin
 (steer, stop, the host's answers) go the other way through a small mailbox actor the
 task's control thread waits on. A stop that does not end the run in time force-cancels
 the task: the Ray worker dies, the sub-agent worker's stdin closes, and it stops.
+
+The worker gets what a local worker gets. Its environment block: this node's variables
+that are not secret, and serve's own that a worker reads (`handed_env`: `SUBAGENT_*` —
+the sandbox mode, the token file's deny rule —, `OTEL_*`, the trace context). Its
+secrets (serve's model keys, the callers' tokens it masks): never a task argument, an
+environment variable Ray sets, or anything Ray stores in the clear — the worker, once
+non-dumpable, offers a key, and serve sends them sealed to it (procs/sealed.py). The
+node's own secret variables (Ray's token) are not passed on at all.
 """
 
 from __future__ import annotations
@@ -34,7 +42,26 @@ from launcher.engines.ray_engine import (
     _ray_logs_to,
 )
 from launcher.errors import RunError, UsageError
+from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, handed_secrets
+from launcher.procs.sealed import SEAL_KEY_OP, seal
+from launcher.secrets import public_environment
 from launcher.state import state_home
+
+HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
+HANDED_PREFIXES = ("SUBAGENT_", "OTEL_")
+"""serve's variables a worker on a node gets in its block, as a local worker inherits them."""
+SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
+"""The worker, told its secrets come sealed before its Job (backend/worker.py)."""
+
+
+def handed_env() -> dict[str, str]:
+    """serve's variables for a worker's environment block on a Ray node: the not-secret
+    ones a worker reads (a secret-named one never: secrets travel sealed)."""
+    return {
+        k: v
+        for k, v in public_environment().items()
+        if (k in HANDED_NAMES or k.startswith(HANDED_PREFIXES)) and k != HANDOVER_VAR
+    }
 
 
 class Mailbox:
@@ -57,32 +84,51 @@ class Mailbox:
 def stream_on_node(
     job: dict[str, Any], env: dict[str, str], log_path: str, mailbox: Any
 ) -> Iterator[str]:
-    """The Ray task body: the worker process to its end, each line it writes yielded."""
+    """The Ray task body: the worker process to its end, each line it writes yielded.
+
+    `env`: serve's variables for the worker's block (`handed_env`). The worker's first
+    line offers its key; the mailbox's first message is serve's sealed answer, and the
+    Job follows it down the worker's stdin.
+    """
     import ray
 
     spec = Job(**job)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
+    # any secret, as a local worker does; this node's own secrets stay out of its block.
+    handover = PulledHandover({"secret": {}}, {**public_environment(), **env})
     with open(log_path, "ab") as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "launcher.backend.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            cwd=spec.workspace,
-            env={**os.environ, **env},
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                SEALED_ARGV,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+                cwd=spec.workspace,
+                env=handover.env,
+                pass_fds=(handover.fd,),
+                start_new_session=True,
+            )
+        except BaseException:
+            handover.close()
+            raise
+    handover.answer(proc.pid)
     assert proc.stdin is not None and proc.stdout is not None
     stdin = proc.stdin
-    stdin.write(spec.to_line())
-    stdin.flush()
 
     def relay_control() -> None:
-        # Until the mailbox says no more (or is gone): each message down the worker's stdin.
+        # Until the mailbox says no more (or is gone): each message down the worker's
+        # stdin, the Job right after the first (the sealed secrets).
+        job_line: bytes | None = spec.to_line()
         with contextlib.suppress(Exception):
             while (message := ray.get(mailbox.take.remote())) is not None:
-                stdin.write(protocol.encode(message))
+                stdin.write(protocol.encode(message) + (job_line or b""))
                 stdin.flush()
+                job_line = None
+        # serve let go of the run (its mailbox gone): a worker still running stops, one
+        # still waiting for its secrets ends.
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
 
     threading.Thread(target=relay_control, name="serve-control", daemon=True).start()
     try:
@@ -102,9 +148,24 @@ class RayRemote:
         self._ray = ray
         self._mailbox = mailbox
         self._stream = stream
+        self._held: list[dict[str, Any]] | None = []
+        """Control lines held until the worker has its secrets (None: sent at once)."""
 
     async def send(self, message: dict[str, Any]) -> None:
+        if self._held is not None:
+            self._held.append(message)
+            return
         await _wrap(self._mailbox.put.remote(message))
+
+    async def hand_over(self, offer: dict[str, Any]) -> None:
+        """Answer the worker's key offer with serve's secrets sealed to it, then send what
+        was held, in order. Once only: a later offer is never answered."""
+        if self._held is None:
+            return
+        await _wrap(self._mailbox.put.remote(seal(offer, handed_secrets())))
+        while self._held:  # a send while these go out joins the queue
+            await _wrap(self._mailbox.put.remote(self._held.pop(0)))
+        self._held = None
 
     async def kill(self) -> None:
         self._ray.cancel(self._stream, force=True)
@@ -154,9 +215,8 @@ class RayDriver:
 
     async def __call__(self, entry: SubAgent, job: Job, log_path: Path) -> None:
         ray = await self._connect()
-        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         mailbox = self._mailbox.remote()
-        stream = self._task.remote(asdict(job), env, str(log_path), mailbox)
+        stream = self._task.remote(asdict(job), handed_env(), str(log_path), mailbox)
         remote = RayRemote(ray, mailbox, stream)
 
         async def reply(request_id: str, result: dict[str, Any] | None) -> None:
@@ -169,8 +229,16 @@ class RayDriver:
             entry.pending.clear()
             entry.remote = remote
             async with anyio.create_task_group() as tg:
+                offered = False
                 async for ref in stream:
-                    await fold_line(entry, await ref, tg)
+                    line = await ref
+                    if not offered:  # the worker's first line: its key for the secrets
+                        offered = True
+                        offer = protocol.decode(line)
+                        if offer is not None and offer.get("op") == SEAL_KEY_OP:
+                            await remote.hand_over(offer)
+                            continue
+                    await fold_line(entry, line, tg)
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             ray.cancel(stream, force=True)  # serve ends: the task must not run on
