@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -97,12 +98,17 @@ def stream_on_node(
     # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
     # any secret, as a local worker does; this node's own secrets stay out of its block.
     handover = PulledHandover({"secret": {}}, {**public_environment(), **env})
-    with open(log_path, "ab") as errlog:
+    # Its stdin and stdout are sockets, not pipes: any process of this user may open a
+    # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
+    # offer of its own and read the sealed answer; a socket cannot be opened that way.
+    down, worker_in = socket.socketpair()
+    up, worker_out = socket.socketpair()
+    with open(log_path, "ab") as errlog, down, up:
         try:
             proc = subprocess.Popen(
                 SEALED_ARGV,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=worker_in.fileno(),
+                stdout=worker_out.fileno(),
                 stderr=errlog,
                 cwd=spec.workspace,
                 env=handover.env,
@@ -112,9 +118,12 @@ def stream_on_node(
         except BaseException:
             handover.close()
             raise
+        finally:
+            worker_in.close()
+            worker_out.close()
+        # The files keep the sockets open; closing `stdin` is the worker's EOF.
+        stdin, stdout = down.makefile("wb"), up.makefile("rb")
     handover.answer(proc.pid)
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin = proc.stdin
 
     def relay_control() -> None:
         # Until the mailbox says no more (or is gone): each message down the worker's
@@ -132,13 +141,14 @@ def stream_on_node(
 
     threading.Thread(target=relay_control, name="serve-control", daemon=True).start()
     try:
-        for raw in proc.stdout:
+        for raw in stdout:
             yield raw.decode("utf-8", "replace")
     finally:
         # Its stdin's EOF (this task gone) is what stops a worker still running.
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             stdin.close()
         proc.wait()
+        stdout.close()
 
 
 class RayRemote:

@@ -91,6 +91,39 @@ def cluster() -> Iterator[dict[str, str]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def assert_channel_unopenable(worker: int, ray_worker: int) -> None:
+    """What another process of this user tries: open the Ray worker's end of its run's
+    stdin and stdout through /proc, to slip in a key offer and read the sealed answer."""
+    try:
+        channel = {os.readlink(f"/proc/{worker}/fd/{fd}") for fd in (0, 1)}
+    except PermissionError:
+        # Without privilege the (non-dumpable) worker's descriptors cannot even be named.
+        assert not os.access(f"/proc/{worker}/fd", os.R_OK)
+        return
+    held = {entry.path: link_of(entry.path) for entry in os.scandir(f"/proc/{ray_worker}/fd")}
+    # A pipe's two ends are one inode, which the Ray worker's descriptor would show too.
+    shared = [path for path, link in held.items() if link in channel]
+    assert not shared, (channel, shared)
+    assert all(link.startswith("socket:") for link in channel), channel
+    # And the Ray worker's sockets (its ends among them) open for nobody through /proc.
+    for path in [path for path, link in held.items() if link.startswith("socket:")]:
+        for flags in (os.O_WRONLY, os.O_RDONLY):
+            try:
+                os.close(os.open(path, flags | os.O_NONBLOCK))
+            except OSError:
+                continue
+            # Opened: only if Ray closed that descriptor and reused it for something else.
+            assert not link_of(path).startswith("socket:"), path
+
+
+def link_of(path: str) -> str:
+    """Where a /proc/PID/fd entry points ("" once the descriptor is closed)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
 def joins(cluster: dict[str, str]) -> dict[str, str]:
     """The environment that joins the cluster (its token)."""
     return {k: v for k, v in cluster.items() if k not in ("address", "root")}
@@ -132,6 +165,7 @@ async def test_a_foreground_spawn_and_a_task_run_on_the_cluster(
             parent, command = parent_of(worker)
             assert b"ray::" in command
             assert parent != serve.proc.pid
+            assert_channel_unopenable(worker, parent)
             cancelled = await request(client, "tasks/cancel", {"taskId": long_id})
             assert cancelled["status"] == "cancelled"
             assert (await task_until(client, long_id, "cancelled"))["status"] == "cancelled"
