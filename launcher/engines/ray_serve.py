@@ -10,7 +10,8 @@ the task: the Ray worker dies, the sub-agent worker's stdin closes, and it stops
 
 The worker gets what a local worker gets. Its environment block: this node's variables
 that are not secret, and serve's own that a worker reads (`handed_env`: `SUBAGENT_*` —
-the sandbox mode, the token file's deny rule —, `OTEL_*`, the trace context). Its
+the sandbox mode, the token file's deny rule, to which the node's Ray token file is
+added —, `OTEL_*`, the trace context). Its
 secrets (serve's model keys, the callers' tokens it masks): never a task argument, an
 environment variable Ray sets, or anything Ray stores in the clear — the worker, once
 non-dumpable, offers a key, and serve sends them sealed to it (procs/sealed.py). The
@@ -25,7 +26,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -45,14 +46,36 @@ from launcher.engines.ray_engine import (
 from launcher.errors import RunError, UsageError
 from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, handed_secrets
 from launcher.procs.sealed import SEAL_KEY_OP, seal
-from launcher.secrets import public_environment
+from launcher.secrets import DENY_READ_VAR, public_environment, secret_files
 from launcher.state import state_home
 
+RAY_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
+RAY_DEFAULT_TOKEN = Path(".ray") / "auth_token"
+"""Under the home: where Ray keeps a cluster's token when RAY_AUTH_TOKEN_PATH is unset."""
 HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
 HANDED_PREFIXES = ("SUBAGENT_", "OTEL_")
 """serve's variables a worker on a node gets in its block, as a local worker inherits them."""
 SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
 """The worker, told its secrets come sealed before its Job (backend/worker.py)."""
+
+
+def ray_token_files(environ: Mapping[str, str]) -> list[Path]:
+    """This node's Ray token files (the cluster's key: whoever reads one may run code on
+    every node): where RAY_AUTH_TOKEN_PATH says, and Ray's default."""
+    named = [environ.get(RAY_TOKEN_PATH_ENV, ""), str(Path.home() / RAY_DEFAULT_TOKEN)]
+    return [Path(os.path.realpath(p)) for p in named if p and os.path.isfile(p)]
+
+
+def worker_env(env: Mapping[str, str]) -> dict[str, str]:
+    """On the node: the worker's environment block. This node's variables that are not
+    secret, then serve's (`env`); the files denied to it are serve's and this node's
+    (its token file, the Ray token)."""
+    node = public_environment()
+    denied = [*secret_files(node), *secret_files(env), *ray_token_files(os.environ)]
+    block = {**node, **env}
+    if denied:
+        block[DENY_READ_VAR] = os.pathsep.join(dict.fromkeys(str(p) for p in denied))
+    return block
 
 
 def handed_env() -> dict[str, str]:
@@ -97,7 +120,7 @@ def stream_on_node(
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
     # any secret, as a local worker does; this node's own secrets stay out of its block.
-    handover = PulledHandover({"secret": {}}, {**public_environment(), **env})
+    handover = PulledHandover({"secret": {}}, worker_env(env))
     # Its stdin and stdout are sockets, not pipes: any process of this user may open a
     # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
     # offer of its own and read the sealed answer; a socket cannot be opened that way.

@@ -189,8 +189,10 @@ async def test_a_ray_worker_is_denied_the_token_file_and_never_sees_a_token(
         args += ["--sandbox", "required"]
     secrets = (SERVE_TOKEN, ALICE, BOB, MODEL_KEY)
     pattern = " ".join(f"-e {value}" for value in secrets)
+    ray_token = Path(cluster["root"]) / "token"  # the cluster's key, on this node
     calls = [
         {"tool": "bash", "args": {"command": f"cat {tokens}; echo rc=$?"}},
+        {"tool": "bash", "args": {"command": f"cat {ray_token}; echo ray-token-rc=$?"}},
         {"tool": "read", "args": {"path": "tokens"}},
         # Its shell's variables, and every process's environment block it may read
         # (its worker's and the Ray worker's above it among them).
@@ -216,12 +218,14 @@ async def test_a_ray_worker_is_denied_the_token_file_and_never_sees_a_token(
     assert content is not None and content["status"] == "completed", (done, serve.stderr())
     events = session_events(serve.home, content["session_id"])
     results = [e["content"] for e in events if e["type"] == "tool_result"]
-    assert len(results) == 3, results
+    assert len(results) == 4, results
     for text in results:
         assert MARKER not in text and "alice ****" not in text, results
+        assert ray_token.read_text() not in text, results
     assert any("'tokens' is a secret file" in t and "refused" in t for t in results), results
     if sandbox:
-        assert any("Permission denied" in t and "rc=1" in t for t in results), results
+        assert any("Permission denied" in t and "\nrc=1" in t for t in results), results
+        assert any("Permission denied" in t and "ray-token-rc=1" in t for t in results), results
     (probe,) = [t for t in results if "shell-done" in t]
     assert probe.split() == ["0", "shell-done", "0", "procs-done"], probe
 
