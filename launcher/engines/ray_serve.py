@@ -11,11 +11,11 @@ the task: the Ray worker dies, the sub-agent worker's stdin closes, and it stops
 The worker gets what a local worker gets. Its environment block: this node's variables
 that are not secret, and serve's own that a worker reads (`handed_env`: `SUBAGENT_*` —
 the sandbox mode, the token file's deny rule, to which the node's Ray token file is
-added —, `OTEL_*`, the trace context). Its
-secrets (serve's model keys, the callers' tokens it masks): never a task argument, an
-environment variable Ray sets, or anything Ray stores in the clear — the worker, once
-non-dumpable, offers a key, and serve sends them sealed to it (procs/sealed.py). The
-node's own secret variables (Ray's token) are not passed on at all.
+added —, `OTEL_*`, the trace context). Its Job and its secrets (serve's model keys, the
+callers' tokens it masks) are never a task argument, a variable Ray sets, or anything
+Ray holds in the clear: the worker, once non-dumpable, offers a key over a socket, and
+serve sends them sealed to it (procs/sealed.py). The node's own secret variables (Ray's
+token) are not passed on at all.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +105,17 @@ class Mailbox:
 
 
 def stream_on_node(
-    job: dict[str, Any], env: dict[str, str], log_path: str, mailbox: Any
+    workspace: str, env: dict[str, str], log_path: str, mailbox: Any
 ) -> Iterator[str]:
-    """The Ray task body: the worker process to its end, each line it writes yielded.
+    """The Ray task body: the worker process (in `workspace`) to its end, each line it
+    writes yielded.
 
     `env`: serve's variables for the worker's block (`handed_env`). The worker's first
-    line offers its key; the mailbox's first message is serve's sealed answer, and the
-    Job follows it down the worker's stdin.
+    line offers its key; the mailbox's first message is serve's answer, its Job and
+    secrets sealed to that key: the task never holds them in the clear.
     """
     import ray
 
-    spec = Job(**job)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
     # any secret, as a local worker does; this node's own secrets stay out of its block.
@@ -133,7 +132,7 @@ def stream_on_node(
                 stdin=worker_in.fileno(),
                 stdout=worker_out.fileno(),
                 stderr=errlog,
-                cwd=spec.workspace,
+                cwd=workspace,
                 env=handover.env,
                 pass_fds=(handover.fd,),
                 start_new_session=True,
@@ -149,14 +148,11 @@ def stream_on_node(
     handover.answer(proc.pid)
 
     def relay_control() -> None:
-        # Until the mailbox says no more (or is gone): each message down the worker's
-        # stdin, the Job right after the first (the sealed secrets).
-        job_line: bytes | None = spec.to_line()
+        # Until the mailbox says no more (or is gone): each message down the worker's stdin.
         with contextlib.suppress(Exception):
             while (message := ray.get(mailbox.take.remote())) is not None:
-                stdin.write(protocol.encode(message) + (job_line or b""))
+                stdin.write(protocol.encode(message))
                 stdin.flush()
-                job_line = None
         # serve let go of the run (its mailbox gone): a worker still running stops, one
         # still waiting for its secrets ends.
         with contextlib.suppress(OSError, ValueError):
@@ -177,10 +173,11 @@ def stream_on_node(
 class RayRemote:
     """A run's worker on a Ray node, as the pool controls it (pool.Remote)."""
 
-    def __init__(self, ray: Any, mailbox: Any, stream: Any) -> None:
+    def __init__(self, ray: Any, mailbox: Any, stream: Any, job: Job) -> None:
         self._ray = ray
         self._mailbox = mailbox
         self._stream = stream
+        self._job = job
         self._held: list[dict[str, Any]] | None = []
         """Control lines held until the worker has its secrets (None: sent at once)."""
 
@@ -191,11 +188,12 @@ class RayRemote:
         await _wrap(self._mailbox.put.remote(message))
 
     async def hand_over(self, offer: dict[str, Any]) -> None:
-        """Answer the worker's key offer with serve's secrets sealed to it, then send what
-        was held, in order. Once only: a later offer is never answered."""
+        """Answer the worker's key offer with its Job and serve's secrets sealed to it,
+        then send what was held, in order. Once only: a later offer is never answered."""
         if self._held is None:
             return
-        await _wrap(self._mailbox.put.remote(seal(offer, handed_secrets())))
+        job = self._job.to_line().decode()
+        await _wrap(self._mailbox.put.remote(seal(offer, handed_secrets(), job)))
         while self._held:  # a send while these go out joins the queue
             await _wrap(self._mailbox.put.remote(self._held.pop(0)))
         self._held = None
@@ -249,8 +247,8 @@ class RayDriver:
     async def __call__(self, entry: SubAgent, job: Job, log_path: Path) -> None:
         ray = await self._connect()
         mailbox = self._mailbox.remote()
-        stream = self._task.remote(asdict(job), handed_env(), str(log_path), mailbox)
-        remote = RayRemote(ray, mailbox, stream)
+        stream = self._task.remote(job.workspace, handed_env(), str(log_path), mailbox)
+        remote = RayRemote(ray, mailbox, stream, job)
 
         async def reply(request_id: str, result: dict[str, Any] | None) -> None:
             await remote.send(protocol.answer(request_id, result))

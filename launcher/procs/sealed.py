@@ -5,9 +5,10 @@ runs as a Ray task has no socket to serve: every byte between them passes throug
 (task arguments, an actor's mailbox, the task's output stream), which keeps, shows or
 sends in the clear what it carries. So the worker, once non-dumpable, makes an X25519
 key pair and writes its public half out (`Opening.offer`); serve answers with the
-secrets sealed to it (`seal`: an ephemeral X25519 exchange, HKDF-SHA256, then
-ChaCha20-Poly1305), and the worker opens them (`Opening.open`). Ray only ever holds the
-public key and the sealed box; the plain values exist in serve and in the worker alone.
+secrets and the Job sealed to it (`seal`: an ephemeral X25519 exchange, HKDF-SHA256,
+then ChaCha20-Poly1305), and the worker opens them (`Opening.open`). Ray only ever holds
+the public key and the sealed box; the secrets, the prompt and the config the run gets
+exist in the clear in serve and in the worker alone.
 
 This guards against what Ray records and whoever reads it (dashboard, state API, GCS,
 logs, the network between nodes), not against someone who may run code on the cluster:
@@ -19,12 +20,12 @@ from __future__ import annotations
 import base64
 import json
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 SEAL_KEY_OP = "seal_key"
 """The worker's line offering its public key (`{"op": "seal_key", "key": B64}`)."""
 SEALED_OP = "sealed"
-"""serve's answer: the secrets sealed to that key."""
+"""serve's answer: the secrets and the Job sealed to that key."""
 INFO = b"subagent sealed hand-over v1"
 """Binds the derived key to this use: a key from another protocol never opens a box."""
 NONCE_BYTES = 12
@@ -60,8 +61,16 @@ def _public_bytes(key: Any) -> bytes:
     return bytes(key.public_key().public_bytes(raw, serialization.PublicFormat.Raw))
 
 
-def seal(offer: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
-    """serve's answer to a worker's offer: `values` sealed to the key it offered.
+class Sealed(NamedTuple):
+    """What a box holds: the secret variables, and the Job (its JSON line)."""
+
+    secrets: dict[str, str]
+    job: str
+
+
+def seal(offer: dict[str, Any], values: dict[str, str], job: str) -> dict[str, Any]:
+    """serve's answer to a worker's offer: `values` and the `job` line sealed to the key
+    it offered.
 
     ValueError if the offer holds no X25519 public key.
     """
@@ -75,7 +84,7 @@ def seal(offer: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
     sender = _public_bytes(ours)
     shared = ours.exchange(X25519PublicKey.from_public_bytes(receiver))
     nonce = os.urandom(NONCE_BYTES)
-    plain = json.dumps({"secret": values}).encode()
+    plain = json.dumps({"secret": values, "job": job}).encode()
     box = ChaCha20Poly1305(_box_key(shared, sender, receiver)).encrypt(nonce, plain, INFO)
     return {"op": SEALED_OP, "key": _b64(sender), "nonce": _b64(nonce), "box": _b64(box)}
 
@@ -93,9 +102,9 @@ class Opening:
         """The line the worker writes out: its public key."""
         return {"op": SEAL_KEY_OP, "key": _b64(self._public)}
 
-    def open(self, message: object) -> dict[str, str]:
-        """The secrets of serve's answer; ValueError if it is not a box sealed to our key
-        (tampered, truncated, or sealed to another)."""
+    def open(self, message: object) -> Sealed:
+        """The secrets and Job of serve's answer; ValueError if it is not a box sealed to
+        our key (tampered, truncated, or sealed to another)."""
         from cryptography.exceptions import InvalidTag
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -116,6 +125,7 @@ class Opening:
             raise ValueError("sealed hand-over: the box does not open with our key") from exc
         payload = json.loads(plain)
         secret = payload.get("secret") if isinstance(payload, dict) else None
-        if not isinstance(secret, dict):
-            raise ValueError("sealed hand-over: no secrets in the box")
-        return {str(k): str(v) for k, v in secret.items()}
+        job = payload.get("job") if isinstance(payload, dict) else None
+        if not isinstance(secret, dict) or not isinstance(job, str):
+            raise ValueError("sealed hand-over: no secrets or no job in the box")
+        return Sealed({str(k): str(v) for k, v in secret.items()}, job)
