@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
+import ssl
+import subprocess
 import threading
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +38,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    port: int
+    """The client's port: one per connection."""
 
 
 @dataclass
@@ -46,11 +53,33 @@ class Collector:
     @property
     def base(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        scheme = "https" if isinstance(self.server.socket, ssl.SSLSocket) else "http"
+        return f"{scheme}://{host}:{port}"
 
 
 @pytest.fixture
 def collector() -> Iterator[Collector]:
+    with _serve(None) as state:
+        yield state
+
+
+@pytest.fixture
+def tls_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (made by the openssl CLI)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl here to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+@contextmanager
+def _serve(tls: ssl.SSLContext | None) -> Iterator[Collector]:
     state = Collector()
 
     class Handler(BaseHTTPRequestHandler):
@@ -59,18 +88,27 @@ def collector() -> Iterator[Collector]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
-            state.received.append(Received(self.path, headers, body))
+            state.received.append(Received(self.path, headers, body, self.client_address[1]))
             status, extra = state.answers.pop(0) if state.answers else (200, {})
             self.send_response(status)
+            chunked = extra.pop("X-Test-Chunked", None) is not None
             for name, value in extra.items():
                 self.send_header(name, value)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            if chunked:  # as a proxy might answer: the body in chunks, a trailer
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"5;ext=1\r\nhello\r\n3\r\nabc\r\n0\r\nX-Trailer: t\r\n\r\n")
+            else:
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
     state.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        state.server.socket = tls.wrap_socket(state.server.socket, server_side=True)
     thread = threading.Thread(target=state.server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
@@ -219,3 +257,62 @@ def test_a_proxy_or_credential_provider_in_the_environment_keeps_the_sdk_exporte
     ):
         assert setup.needs_sdk_exporter({**base, **extra}), extra
     assert not setup.needs_sdk_exporter({**base, "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED": ""})
+
+
+def test_https_verifies_against_the_certificate_variable_as_the_sdk_does(
+    tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = tls_files
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    with _serve(context) as collector:
+        for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")  # an unknown issuer: give up
+        assert OtlpHttpExporter().export(_spans()) is SpanExportResult.FAILURE
+        assert collector.received == []
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", str(cert))
+        ours, theirs = _both(collector, dict(os.environ), monkeypatch)
+        _same_request(ours, theirs)
+        # requests lets REQUESTS_CA_BUNDLE win over the certificate variable: so do we.
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(Path(cert).parent / "elsewhere.pem"))
+        with pytest.raises(OSError):
+            OtlpHttpExporter()
+
+
+def test_one_connection_carries_batches_whatever_the_answers_framing(
+    collector: Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collector.answers = [(200, {"X-Test-Chunked": "1"}), (200, {}), (200, {"X-Test-Chunked": "1"})]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base)
+    exporter = OtlpHttpExporter()
+    for _ in range(4):
+        assert exporter.export(_spans()) is SpanExportResult.SUCCESS
+    assert len(collector.received) == 4
+    assert len({r.port for r in collector.received}) == 1  # kept alive throughout
+
+
+def test_a_collector_that_closes_gets_a_new_connection(
+    collector: Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collector.answers = [(200, {"Connection": "close"}), (200, {})]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base)
+    exporter = OtlpHttpExporter()
+    for _ in range(3):
+        assert exporter.export(_spans()) is SpanExportResult.SUCCESS
+    ports = [r.port for r in collector.received]
+    assert len(ports) == 3 and ports[0] != ports[1] == ports[2]
+
+
+def test_a_header_that_would_split_the_request_is_left_out(
+    collector: Collector, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-ok=1,x-bad=a%0D%0AInjected%3A%20yes")
+    exporter = OtlpHttpExporter()
+    assert exporter.export(_spans()) is SpanExportResult.SUCCESS
+    (received,) = collector.received
+    assert received.headers["x-ok"] == "1"
+    assert "x-bad" not in received.headers and "injected" not in received.headers
+    assert "'x-bad' is not valid in HTTP" in caplog.text

@@ -1,4 +1,4 @@
-"""The OTLP/HTTP (protobuf) span exporter: otlp_wire's bytes POSTed with the stdlib's client.
+"""The OTLP/HTTP (protobuf) span exporter: otlp_wire's bytes POSTed by http_post.
 
 It reads the standard variables as the SDK's `opentelemetry-exporter-otlp-proto-http` does
 (endpoint, headers, timeout, compression, certificates) and retries as it does (429, 502,
@@ -9,15 +9,12 @@ environment, a credential provider, the exporter's own metrics.
 
 from __future__ import annotations
 
-import gzip
-import http.client
 import logging
 import os
 import random
 import ssl
 import threading
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +23,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.util.re import parse_env_headers
 
 from launcher import __version__
+from launcher.telemetry.http_post import Connection, valid_header
 from launcher.telemetry.otlp_wire import encode_spans
 
 _logger = logging.getLogger(__name__)
@@ -74,12 +72,17 @@ def compression(env: Mapping[str, str]) -> str:
 
 
 def headers(env: Mapping[str, str], how: str) -> dict[str, str]:
-    """Content type and agent, then the variables' headers (lower-cased, liberal parsing)."""
+    """Content type and agent, then the variables' headers (lower-cased, liberal parsing);
+    one that would split the request (a CR or LF in it) is left out, and said."""
     out = {
         "content-type": "application/x-protobuf",
         "user-agent": f"subagent/{__version__} (OTLP exporter)",
     }
-    out.update(parse_env_headers(_variable(env, "HEADERS"), liberal=True))
+    for name, value in parse_env_headers(_variable(env, "HEADERS"), liberal=True).items():
+        if valid_header(name, value):
+            out[name] = value
+        else:
+            _logger.warning("Header %r is not valid in HTTP; it is not sent", name)
     if how != "none" and "content-encoding" not in out:
         out["content-encoding"] = how
     return out
@@ -132,13 +135,13 @@ class OtlpHttpExporter(SpanExporter):
         parts = urlsplit(self.url)
         self._https = parts.scheme == "https"
         self._host = parts.hostname or "localhost"
-        self._port = parts.port
+        self._port = parts.port or (443 if self._https else 80)
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._timeout = timeout_s(env)
         self._compression = compression(env)
         self.headers = headers(env, self._compression)
         self._tls = tls_context(env) if self._https else None
-        self._connection: http.client.HTTPConnection | None = None
+        self._connection: Connection | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._shutdown = False
@@ -161,8 +164,12 @@ class OtlpHttpExporter(SpanExporter):
             )
             return SpanExportResult.FAILURE
         if self._compression == "gzip":
+            import gzip  # only when asked: a millisecond of every traced run otherwise
+
             data = gzip.compress(data, mtime=0)
         elif self._compression == "deflate":
+            import zlib
+
             data = zlib.compress(data)
         with self._lock:
             return self._send(data)
@@ -212,39 +219,26 @@ class OtlpHttpExporter(SpanExporter):
             if again and remaining <= 0:
                 break
             try:
-                connection = self._connect(max(remaining, 0.001))
-                connection.request("POST", self._path, body=data, headers=self.headers)
-                response = connection.getresponse()
-                response.read()
-            except (OSError, http.client.HTTPException) as error:
+                if self._connection is None:
+                    self._connection = Connection(
+                        self._host, self._port, self._tls, max(remaining, 0.001)
+                    )
+                answer = self._connection.post(
+                    self._path, self.headers, data, max(deadline - time.monotonic(), 0.001)
+                )
+            except (OSError, ValueError) as error:  # ValueError: a malformed answer
                 self._close()
                 lost = error
                 continue
-            if response.will_close:
+            if answer.closes:
                 self._close()
-            if 200 <= response.status < 400:
+            if 200 <= answer.status < 400:
                 return
-            failed = _Failed(response.reason, response.status, response.status in RETRY_STATUSES)
+            failed = _Failed(answer.reason, answer.status, answer.status in RETRY_STATUSES)
             if failed.retry:
-                failed.retry_after = _retry_after(response.getheader("retry-after"))
+                failed.retry_after = _retry_after(answer.headers.get("retry-after"))
             raise failed
         raise _Failed(lost, None, retry=True)
-
-    def _connect(self, timeout: float) -> http.client.HTTPConnection:
-        if self._connection is None:
-            if self._tls is not None:
-                self._connection = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=timeout, context=self._tls
-                )
-            else:
-                self._connection = http.client.HTTPConnection(
-                    self._host, self._port, timeout=timeout
-                )
-        else:
-            self._connection.timeout = timeout
-            if self._connection.sock is not None:
-                self._connection.sock.settimeout(timeout)
-        return self._connection
 
     def _close(self) -> None:
         if self._connection is not None:
