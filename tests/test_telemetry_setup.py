@@ -57,3 +57,26 @@ def test_service_name_is_subagent_unless_the_variables_name_one(
     assert resource.attributes["team"] == "infra"
     monkeypatch.setenv("OTEL_SERVICE_NAME", "my-agents")
     assert setup.resource({}).attributes["service.name"] == "my-agents"
+
+
+@pytest.mark.parametrize(
+    ("variables", "said"),
+    [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"}, "is not an http(s) URL"),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:99999/v1/traces"}, "Port"),
+        (
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "https://127.0.0.1:4318",
+                "OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem",
+            },
+            "No such file",
+        ),
+    ],
+)
+def test_an_endpoint_or_certificate_that_cannot_be_used_is_said_not_raised(
+    capsys: pytest.CaptureFixture[str], variables: dict[str, str], said: str
+) -> None:
+    assert setup.exporter(variables) is None
+    err = capsys.readouterr().err
+    assert err.startswith("subagent: traces: OTEL_EXPORTER_OTLP_")
+    assert "traces cannot be exported" in err and said in err

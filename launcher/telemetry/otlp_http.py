@@ -130,12 +130,16 @@ class OtlpHttpExporter(SpanExporter):
     """Sends span batches to the OTLP/HTTP endpoint the environment names, as protobuf."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        """Read the variables; ValueError for an endpoint that is no http(s) URL, OSError
+        (ssl.SSLError) for certificate files that cannot be loaded."""
         env = os.environ if env is None else env
         self.url = endpoint(env)
         parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the OTLP endpoint {self.url!r} is not an http(s) URL")
         self._https = parts.scheme == "https"
-        self._host = parts.hostname or "localhost"
-        self._port = parts.port or (443 if self._https else 80)
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)  # ValueError: a bad port
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._timeout = timeout_s(env)
         self._compression = compression(env)

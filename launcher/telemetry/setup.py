@@ -108,7 +108,11 @@ def exporter(env: Mapping[str, str]) -> Any:
     except ImportError:
         say(f"{endpoint} is set, but exporting needs the OpenTelemetry SDK: {INSTALL_HINT}")
         return None
-    return OtlpHttpExporter(env)
+    try:
+        return OtlpHttpExporter(env)
+    except (ValueError, OSError) as error:  # a malformed endpoint, an unreadable certificate
+        say(f"{endpoint} is set, but traces cannot be exported: {error}")
+        return None
 
 
 def resource(env: Mapping[str, str]) -> Any:
