@@ -70,10 +70,12 @@ def note_secrets(values: Iterable[str]) -> None:
         _learned_generation += 1
 
 
-# settings.DENY_READ: files this process (and every launcher process it starts) treats as
-# secret, `serve`'s token file (os.pathsep-separated real paths; inherited, so a worker or a
-# nested launcher keeps denying them). settings.CALLER_TOKEN: `serve`'s bearer tokens as
-# secret-named variables, handed to each worker with its other hidden values.
+DENY_READ_VAR = settings.DENY_READ.name
+"""Files this process (and every launcher process it starts) treats as secret: `serve`'s
+token file. The sandbox denies them and the file tools refuse them (os.pathsep-separated
+real paths; inherited, so a worker or a nested launcher keeps denying them)."""
+# settings.CALLER_TOKEN: `serve`'s bearer tokens as secret-named variables, handed to each
+# worker with its other hidden values, so the worker masks them too.
 
 
 def note_secret_files(paths: Iterable[Path]) -> None:
