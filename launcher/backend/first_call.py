@@ -8,8 +8,9 @@ in the form the SDK server writes (tests/e2e/test_serve_first_call.py holds the 
 
 Taken only when nothing in the call needs the SDK: no `_meta` (a progress token, trace
 context), no `task`, and a host that did not declare elicitation (its sub-agent's input
-requests could not reach it without the SDK's session). Everything else waits for the SDK
-as before. A `notifications/cancelled` naming a call taken here stops its sub-agent (the
+requests could not reach it without the SDK's session); serve takes none while tracing is
+on (the SDK's server span is a traced run's parent). Everything else waits for the SDK as
+before. A `notifications/cancelled` naming a call taken here stops its sub-agent (the
 SDK would not know the id), and no answer is written for it.
 """
 

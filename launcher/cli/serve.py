@@ -183,12 +183,15 @@ def run_serve(
     # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
     hand_down(listener)  # after any re-exec, before the first worker starts
+    from launcher.telemetry import start
+
+    tracing = start()  # before the loop: the SDK's server spans export too, under TRACEPARENT
     face = calls = None
     if listener is None:
         from launcher.backend.early import EarlyAnswers, EarlyFace
 
         face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
-        if driver is None:  # a plain spawn read before the SDK loads runs at once
+        if driver is None and not tracing.on:  # a plain spawn before the SDK: run at once
             from launcher.backend.first_call import FirstCalls
 
             calls = FirstCalls(face.write)
@@ -201,9 +204,7 @@ def run_serve(
 
     from launcher.backend.spare import SparePool
     from launcher.state import state_home
-    from launcher.telemetry import start
 
-    start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
 
