@@ -72,6 +72,11 @@ class SubagentServer:
         # next job must not run what it wrote (restart serve to pick up a config change).
         self.config: Config = config if config is not None else self._load_config()
         self.spawner = Spawner(manager, self.config, config_dir, workspace, scripted_dirs)
+        # Each tool's input schema as tools/list shows it (the same to every caller): the
+        # SDK's 2026-07-28 HTTP transport checks a call's Mcp-Param headers against it, and
+        # without this lookup it runs a whole tools/list for every tools/call.
+        listed = catalog.tools(self.agents(), task_support=False)
+        self.input_schemas = {tool["name"]: tool["inputSchema"] for tool in listed}
         self.server: Server[Any] = Server(
             catalog.SERVER_NAME,
             version=catalog.SERVER_VERSION,
@@ -79,6 +84,7 @@ class SubagentServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             cache_hints={"tools/list": CacheHint(TOOLS_LIST_TTL_MS, "private")},
+            get_tool_input_schema=self.input_schemas.get,
         )
         self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         # The state a 2026-07-28 host echoes after `input_required` names a sub-agent:
