@@ -85,14 +85,18 @@ class FirstCalls:
         self._starting = 0
         """Calls being checked and queued on the loop now."""
         self._entries: list[Any] = []
+        self.slots = 1
+        """Sub-agents the pool runs at once (open_pool sets it)."""
         """The sub-agents started here (their pool entries)."""
 
     def launched(self) -> bool:
-        """Whether every call taken so far has its job in a worker (or has ended)."""
+        """Whether every call taken so far that has a slot has its job in a worker (or has
+        ended); calls beyond the pool's slots wait for one, and the SDK need not."""
+        running = [e for e in self._entries if not e.done.is_set()][: self.slots]
         return (
             self._inbox.empty()
             and self._starting == 0
-            and all(e.process is not None or e.done.is_set() for e in self._entries)
+            and all(e.process is not None or e.done.is_set() for e in running)
         )
 
     def open_pool(
@@ -125,6 +129,7 @@ class FirstCalls:
             spares=spares,
         )
         spawner = Spawner(manager, config, config_dir, workspace, scripted_dirs)
+        self.slots = max_concurrent
         tg.start_soon(self.serve, spawner.start, manager.stop)
         return manager
 

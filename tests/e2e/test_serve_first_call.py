@@ -250,3 +250,16 @@ def _working_in(directory: Path) -> list[int]:
         except OSError:
             continue
     return pids
+
+
+def test_the_sdk_does_not_wait_for_first_calls_beyond_the_pools_slots() -> None:
+    from launcher.backend.first_call import FirstCalls
+    from launcher.backend.pool import SubAgent
+
+    calls = FirstCalls(lambda data: None)
+    calls.slots = 1
+    started, queued = SubAgent(id="sa-1", agent="helper"), SubAgent(id="sa-2", agent="helper")
+    calls._entries += [started, queued]
+    assert not calls.launched()  # the one with a slot has no worker yet
+    started.process = object()  # type: ignore[assignment]
+    assert calls.launched(), "a call waiting for a slot must not hold the SDK's import"
