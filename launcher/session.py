@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+ConnectionFactory = Callable[..., "McpConnection"]
+"""Makes one server's connection, called as `McpConnection(spec, on_tools=..., emit=...,
+log_path=..., workspace=..., watchdog=..., auth_store=...)`; tests hand in their own."""
+
 CLOSE_GRACE_S = 10.0
 """How long connections get to end after close(); the rest are then cancelled.
 
@@ -73,8 +77,11 @@ class Session:
         delegate: Delegate | None = None,
         pin: AgentPin | None = None,
         close_grace_s: float = CLOSE_GRACE_S,
+        connect: ConnectionFactory | None = None,
     ) -> None:
         self.agent = agent
+        # None: McpConnection, imported only when a server starts (the SDK loads lazily).
+        self._connect = connect
         self.close_grace_s = close_grace_s
         # The agent's pin in the lock: server tools that do not match it are muted.
         self.pin = pin
@@ -249,8 +256,11 @@ class Session:
         self.registry.add_local(entries)
 
     def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
-        from launcher.bridge.connection import McpConnection
+        connect = self._connect
+        if connect is None:
+            from launcher.bridge.connection import McpConnection
 
+            connect = McpConnection
         for name in names:
             spec = self.servers[name]
             sink = server_tools_sink(
@@ -261,7 +271,7 @@ class Session:
                 session_dir=self.dir,
                 emit=self.emit,
             )
-            conn = McpConnection(
+            conn = connect(
                 spec,
                 on_tools=sink,
                 emit=self.emit,
