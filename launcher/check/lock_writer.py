@@ -54,9 +54,9 @@ async def pin_agent(config: Config, agent: str, *, settle: float, workspace: Pat
     """Run one unlocked session for `agent` and pin what it would offer."""
     import anyio
 
-    from launcher.assemble import assemble_session
+    from launcher.assemble import assemble_session, plan_run
 
-    session = assemble_session(config, agent, workspace=workspace, lock=False)
+    session = assemble_session(plan_run(config, agent, workspace=workspace, lock=False))
 
     async def body(s: Session) -> AgentPin:
         if settle > 0:
