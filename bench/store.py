@@ -66,7 +66,7 @@ async def one_run(config_dir: Path, script: Path, workspace: Path) -> float:
     model = ModelChoice(f"scripted:{script}")
     plan = plan_run(config, "general-purpose", workspace=workspace, model=model)
     session = assemble_session(plan)
-    status = await run_agent(session, plan, "go")
+    status = await run_agent(session, "go")
     elapsed = time.perf_counter() - start
     if status != "completed":
         raise SystemExit(f"the scripted run ended {status}")

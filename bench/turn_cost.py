@@ -82,7 +82,7 @@ async def one_run(config_dir: Path, script: Path, workspace: Path, turns: int) -
             failed.append(event.content)
 
     session.bus.subscribe(clock)
-    status = await run_agent(session, plan, "go")
+    status = await run_agent(session, "go")
     if status != "completed" or failed:
         raise SystemExit(f"the scripted run ended {status}: {failed[:1]}")
     return (marks["end"] - marks["start"]) / turns

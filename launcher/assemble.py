@@ -108,6 +108,7 @@ def plan_run(
         workspace=workspace.resolve(),
         state_home=state_home(),
         pin=pin,
+        session_id=history.id if history is not None else None,
         store=(store or StoreSettings()) if recorded else None,
         model=model or ModelChoice(),
         limits=limits or Limits(),
@@ -127,18 +128,7 @@ def assemble_session(
     """A ready-to-run Session for `plan`; starts nothing yet."""
     from launcher.session import Session
 
-    session = Session(
-        plan.agent,
-        plan.servers,
-        ext=plan.ext,
-        workspace=plan.workspace,
-        state_home=plan.state_home,
-        bus=bus,
-        home=home,
-        delegate=delegate,
-        pin=plan.pin,
-        session_id=plan.session_id,
-    )
+    session = Session(plan, bus=bus, home=home, delegate=delegate)
     if plan.store is not None:
         from launcher.store.sink import StoreSink
 
@@ -201,15 +191,14 @@ def run_hooks(session: Session) -> RunHooks | None:
 
 async def run_agent(
     session: Session,
-    plan: RunPlan,
     prompt: str,
     *,
     on_loop: Callable[[AgentLoop], None] | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> RunStatus:
-    """Run the session's agent on `prompt` to its end, as `plan` (the session's) says;
-    returns the final status.
+    """Run the session's agent on `prompt` to its end, as the session's plan says; returns
+    the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
@@ -223,6 +212,7 @@ async def run_agent(
     from launcher.models.factory import create_model, resolve_model_spec, uses_http
     from launcher.models.prices import pricer_for
 
+    plan = session.plan
     history, model = plan.history, plan.model.spec
     stored_model = history.model if history is not None else None
     spec = resolve_model_spec(model or stored_model, plan.agent.model, os.environ)

@@ -44,39 +44,38 @@ class ModelChoice:
 
 @dataclasses.dataclass(frozen=True)
 class RunPlan:
-    """A run, resolved: built by `assemble.plan_run`, read by everything below it."""
+    """A run, resolved: built by `assemble.plan_run`, read by everything below it (a test
+    makes one by hand for a bare Session: the fields after `state_home` have defaults)."""
 
     agent: AgentSpec
     """Resolved once, with the config's sandbox default and `tool_search` settled on it."""
     servers: Mapping[str, ServerSpec]
     """The servers the agent may draw on: the configured ones and its inline ones."""
-    ext: tuple[str, ...]
-    """`--ext` selections: with the agent's `tools`, the scope."""
+    _: dataclasses.KW_ONLY
     workspace: Path
-    """Where the run works, resolved: the worktree's when the run is isolated."""
+    """Where the run works: the worktree's when the run is isolated."""
     state_home: Path
     """`SUBAGENT_HOME`: the session's directory and the store live under it."""
-    pin: AgentPin | None
+    ext: tuple[str, ...] = ()
+    """`--ext` selections: with the agent's `tools`, the scope."""
+    pin: AgentPin | None = None
     """The agent's pin in the lock (None: no lock, `--no-lock`, or no pin for it)."""
-    store: StoreSettings | None
-    """The store's record of the run; None when `SUBAGENT_STORE=0`."""
-    model: ModelChoice
+    session_id: str | None = None
+    """The id the session takes: a resumed one's; None for a new one."""
+    store: StoreSettings | None = None
+    """The store's record of the run; None: not recorded (`SUBAGENT_STORE=0`)."""
+    model: ModelChoice = dataclasses.field(default_factory=ModelChoice)
     """The model asked for; resolved against the agent and the environment at the run's start."""
-    limits: Limits
+    limits: Limits = dataclasses.field(default_factory=Limits)
     """What the request asks (above the agent file's, lowered with a warning)."""
-    ceiling: Limits
+    ceiling: Limits = dataclasses.field(default_factory=Limits)
     """A parent's remainder, which the run never exceeds."""
-    prices: Mapping[str, ModelPrice]
+    prices: Mapping[str, ModelPrice] = dataclasses.field(default_factory=dict)
     """The config's price overrides."""
     history: StoredSession | None = None
-    """A stored session the run continues (`--resume`): its id, messages and turns."""
+    """A stored session the run continues (`--resume`): its messages and turns."""
 
     @property
     def sandbox(self) -> SandboxSettings | None:
         """The sandbox settings of the run's built-in tools (settled on the agent)."""
         return self.agent.sandbox
-
-    @property
-    def session_id(self) -> str | None:
-        """The id the session takes: the resumed one's, or None for a new one."""
-        return self.history.id if self.history is not None else None

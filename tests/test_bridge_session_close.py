@@ -12,6 +12,7 @@ import pytest
 
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import EventSink, ServerState
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 
 pytestmark = pytest.mark.anyio
@@ -53,10 +54,7 @@ class HangingConnection:
 async def test_connection_still_running_after_grace_is_cancelled(tmp_path: Path) -> None:
     spec = ServerSpec(name="stuck", type="http", url="http://127.0.0.1:9/mcp")
     session = Session(
-        AgentSpec(name="t"),
-        {"stuck": spec},
-        workspace=tmp_path,
-        state_home=tmp_path,
+        RunPlan(AgentSpec(name="t"), {"stuck": spec}, workspace=tmp_path, state_home=tmp_path),
         close_grace_s=GRACE_S,
         connect=HangingConnection,
     )

@@ -13,6 +13,7 @@ import pytest
 
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import EventSink, ServerState
+from launcher.run_plan import RunPlan
 from launcher.session import ServerStatus, Session
 from launcher.toolset.types import ToolDef
 
@@ -63,9 +64,8 @@ async def test_status_follows_server_state_and_tools_changed_events(tmp_path: Pa
         name: ServerSpec(name=name, type="http", url=url) for name in ("good", "bad", "idle")
     }
     agent = AgentSpec(name="t", extensions=("good", "bad"))
-    session = Session(
-        agent, servers, workspace=tmp_path, state_home=tmp_path, connect=EventsOnlyConnection
-    )
+    plan = RunPlan(agent, servers, workspace=tmp_path, state_home=tmp_path)
+    session = Session(plan, connect=EventsOnlyConnection)
 
     async def body(s: Session) -> dict[str, ServerStatus]:
         return s.status()

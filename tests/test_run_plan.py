@@ -84,6 +84,7 @@ def test_the_session_is_made_from_the_plan(tmp_path: Path) -> None:
 
     session = assemble_session(plan)
 
+    assert session.plan is plan
     assert session.agent is plan.agent
     assert session.id == plan.session_id == "s-123"
     assert session.workspace == plan.workspace == tmp_path.resolve()
@@ -99,9 +100,9 @@ async def test_the_loop_runs_the_plans_model_under_its_limits(tmp_path: Path) ->
     model = ModelChoice(f"scripted:{script}")
 
     whole = plan_run(config, "general-purpose", workspace=tmp_path, model=model)
-    assert await run_agent(assemble_session(whole), whole, "go") == RunStatus.COMPLETED
+    assert await run_agent(assemble_session(whole), "go") == RunStatus.COMPLETED
 
     one = plan_run(
         config, "general-purpose", workspace=tmp_path, model=model, limits=Limits(max_turns=1)
     )
-    assert await run_agent(assemble_session(one), one, "go") == RunStatus.MAX_TURNS
+    assert await run_agent(assemble_session(one), "go") == RunStatus.MAX_TURNS

@@ -39,7 +39,7 @@ async def _say_done(tmp_path: Path) -> None:
     config = load_config(config_dir, cwd=tmp_path)
     model = ModelChoice(f"scripted:{script}")
     plan = plan_run(config, "general-purpose", workspace=tmp_path, model=model)
-    await run_agent(assemble_session(plan), plan, "go")
+    await run_agent(assemble_session(plan), "go")
 
 
 @pytest.mark.anyio

@@ -49,7 +49,7 @@ async def _run(tmp_path: Path, script: str, *, agent: str = "general-purpose") -
     config_dir, path = write_scripted(tmp_path, script)
     config = load_config(config_dir, cwd=tmp_path)
     plan = plan_run(config, agent, workspace=tmp_path, model=ModelChoice(f"scripted:{path}"))
-    status = await run_agent(assemble_session(plan), plan, "go")
+    status = await run_agent(assemble_session(plan), "go")
     return str(status)
 
 

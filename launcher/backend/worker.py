@@ -184,7 +184,7 @@ async def run_job(job: Job) -> RunStatus:
                 )
                 session = assemble_session(plan, bus=bus, delegate=delegate)
                 control.session = session
-                status = await run_agent(session, plan, job.prompt, on_loop=control.attach)
+                status = await run_agent(session, job.prompt, on_loop=control.attach)
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR
             # To the driver only: a session that never started keeps no record.

@@ -176,7 +176,7 @@ async def _run_case(
         if run is None:
             await session.run(observe)
         else:
-            await run_agent(session, plan, run.prompt, before=observe)
+            await run_agent(session, run.prompt, before=observe)
             result.failures += evaluate_run(run, recorder.run)
     except SubagentError as exc:  # a required server or the model failed: the check fails
         result.failures.append(str(exc))

@@ -231,7 +231,7 @@ def run_spawn(
             session.bus.subscribe(SpawnRenderer())
 
         async def main() -> RunStatus:
-            return await run_agent(session, plan, prompt)
+            return await run_agent(session, prompt)
 
         status = run_async(main)
         if verbose:

@@ -68,7 +68,7 @@ async def main(config_dir: Path, script: Path, agent: str, wait_for: str) -> Non
     model = ModelChoice(f"scripted:{script}")
     plan = plan_run(config, agent, workspace=workspace, model=model)
     session = assemble_session(plan)
-    await run_agent(session, plan, "go", before=late_tool_registered)
+    await run_agent(session, "go", before=late_tool_registered)
 
 
 if __name__ == "__main__":
