@@ -51,6 +51,7 @@ from mcp.client.stdio import stdio_client
 from launcher.agent import AgentLoop
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.models.base import ToolCall
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 from launcher.toolset.types import ToolResult
 
@@ -101,7 +102,8 @@ async def via_session_loop(args: list[str], calls: int, root: Path) -> Run:
     and the agent loop's `run_calls` (events, veto, the entry's run), one call a turn."""
     spec = ServerSpec(name="bench", command=sys.executable, args=tuple(args))
     os.environ.setdefault(*SECRET_ENV)
-    session = Session(AgentSpec(name="bench"), {"bench": spec}, workspace=root, state_home=root)
+    plan = RunPlan(AgentSpec(name="bench"), {"bench": spec}, workspace=root, state_home=root)
+    session = Session(plan)
     loop = AgentLoop(session, _NoModel())  # type: ignore[arg-type]
 
     async def body(s: Session) -> Run:

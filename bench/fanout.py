@@ -30,6 +30,7 @@ from _util import (
 )
 
 from launcher.config.types import AgentSpec, ServerSpec
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 
 DELAY_S = 1.0
@@ -49,10 +50,12 @@ def stub_specs(count: int, delay: float) -> dict[str, ServerSpec]:
 async def session_times(count: int, delay: float, root: Path) -> tuple[float, float]:
     """(seconds to the ready barrier, seconds to close) for one session of `count` stubs."""
     session = Session(
-        AgentSpec(name="bench"),
-        stub_specs(count, delay),
-        workspace=root,
-        state_home=root / "state",
+        RunPlan(
+            AgentSpec(name="bench"),
+            stub_specs(count, delay),
+            workspace=root,
+            state_home=root / "state",
+        )
     )
     start = time.perf_counter()
     marks: dict[str, float] = {}

@@ -41,6 +41,7 @@ from fanout import DELAY_S, FANOUT, session_times
 from orphans import alive, read_pids, reap
 
 from launcher.config.types import AgentSpec, ServerSpec
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 
 VENV = REPO / ".interop" / "venv-peers"
@@ -122,10 +123,12 @@ async def ours_after_close(root: Path) -> dict[str, Any]:
     """A session whose server spawned a grandchild ends normally; look for survivors."""
     pidfile = root / "ours-a.pid"
     session = Session(
-        AgentSpec(name="bench"),
-        grandchild_specs(pidfile),
-        workspace=root,
-        state_home=root / "state",
+        RunPlan(
+            AgentSpec(name="bench"),
+            grandchild_specs(pidfile),
+            workspace=root,
+            state_home=root / "state",
+        )
     )
 
     async def body(_: Session) -> None:
@@ -150,10 +153,12 @@ def ours_after_sigkill(root: Path) -> dict[str, Any]:
     code = (
         "import anyio, pathlib, sys, peers\n"
         "from launcher.config.types import AgentSpec\n"
+        "from launcher.run_plan import RunPlan\n"
         "from launcher.session import Session\n"
         f"root = pathlib.Path({str(root)!r})\n"
-        f"s = Session(AgentSpec(name='k'), peers.grandchild_specs(pathlib.Path({str(pidfile)!r})),"
-        " workspace=root, state_home=root / 'state-k')\n"
+        "s = Session(RunPlan(AgentSpec(name='k'),"
+        f" peers.grandchild_specs(pathlib.Path({str(pidfile)!r})),"
+        " workspace=root, state_home=root / 'state-k'))\n"
         "async def body(_):\n"
         "    print('ready', flush=True); await anyio.sleep(60)\n"
         "anyio.run(s.run, body)\n"

@@ -57,13 +57,16 @@ def write_setup(root: Path, turns: int = TURNS) -> tuple[Path, Path]:
 
 async def one_run(config_dir: Path, script: Path, workspace: Path) -> float:
     """Seconds for one whole spawn-like run (session start, 50 turns, close)."""
-    from launcher.assemble import assemble_session, run_agent
+    from launcher.assemble import assemble_session, plan_run, run_agent
     from launcher.config.discovery import load_config
+    from launcher.run_plan import ModelChoice
 
     config = load_config(config_dir, cwd=workspace)
     start = time.perf_counter()
-    session = assemble_session(config, "general-purpose", workspace=workspace)
-    status = await run_agent(session, "go", model=f"scripted:{script}")
+    model = ModelChoice(f"scripted:{script}")
+    plan = plan_run(config, "general-purpose", workspace=workspace, model=model)
+    session = assemble_session(plan)
+    status = await run_agent(session, "go")
     elapsed = time.perf_counter() - start
     if status != "completed":
         raise SystemExit(f"the scripted run ended {status}")

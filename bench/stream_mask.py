@@ -74,7 +74,7 @@ async def one_run(
 ) -> float:
     """Seconds for one session running one streamed turn, with or without secrets known."""
     from launcher.agent import AgentLoop
-    from launcher.assemble import assemble_session
+    from launcher.assemble import assemble_session, plan_run
     from launcher.config.discovery import load_config
     from launcher.events import jsonl_sink
     from launcher.secrets import forget_learned_secrets, is_secret_name
@@ -89,7 +89,7 @@ async def one_run(
         forget_learned_secrets()
     config = load_config(config_dir, cwd=workspace)
     start = time.perf_counter()
-    session = assemble_session(config, "talker", workspace=workspace)
+    session = assemble_session(plan_run(config, "talker", workspace=workspace))
     session.bus.subscribe(jsonl_sink(out))
 
     async def body(s: Any) -> None:

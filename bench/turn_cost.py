@@ -62,11 +62,14 @@ def write_setup(root: Path, tools: int, mode: str, turns: int) -> tuple[Path, Pa
 async def one_run(config_dir: Path, script: Path, workspace: Path, turns: int) -> float:
     """CPU seconds a turn, over the `turns` timed turns of one run (turn 1, the search, is
     not timed); every echo call must succeed."""
-    from launcher.assemble import assemble_session, run_agent
+    from launcher.assemble import assemble_session, plan_run, run_agent
     from launcher.config.discovery import load_config
+    from launcher.run_plan import ModelChoice
 
     config = load_config(config_dir, cwd=workspace)
-    session = assemble_session(config, "general-purpose", workspace=workspace)
+    model = ModelChoice(f"scripted:{script}")
+    plan = plan_run(config, "general-purpose", workspace=workspace, model=model)
+    session = assemble_session(plan)
     marks: dict[str, float] = {}
     failed: list[str] = []
 
@@ -79,7 +82,7 @@ async def one_run(config_dir: Path, script: Path, workspace: Path, turns: int) -
             failed.append(event.content)
 
     session.bus.subscribe(clock)
-    status = await run_agent(session, "go", model=f"scripted:{script}")
+    status = await run_agent(session, "go")
     if status != "completed" or failed:
         raise SystemExit(f"the scripted run ended {status}: {failed[:1]}")
     return (marks["end"] - marks["start"]) / turns

@@ -1,4 +1,5 @@
-"""The one place a Session is put together: config + agent + --ext + workspace (+ model).
+"""The one place a run is planned and its Session put together: config + agent + --ext +
+workspace (+ model), resolved once into a RunPlan (run_plan.py).
 
 The CLI, the serve worker, `check` and `batch` all build their sessions here, so every
 session is scoped, recorded and run the same way.
@@ -11,14 +12,14 @@ import dataclasses
 import functools
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launcher import settings
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lockfile import Lock, load_lock
-from launcher.config.types import AgentSpec, Config, ModelPrice, ServerSpec
+from launcher.config.types import AgentSpec, Config, ServerSpec
 from launcher.events import EventBus, RunStatus
 from launcher.state import state_home
 
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
     from launcher.agent import AgentLoop
     from launcher.budget import Limits
     from launcher.hooks.run import RunHooks
+    from launcher.run_plan import ModelChoice, RunPlan, StoreSettings
     from launcher.session import Session
     from launcher.store.history import StoredSession
-    from launcher.store.owner import Owner
     from launcher.tools.delegate import Delegate
 
 """Set to 0 to run without the session store (benchmarks compare the two)."""
@@ -57,38 +58,38 @@ def agent_servers(config: Config, agent: AgentSpec) -> dict[str, ServerSpec]:
     return {**config.servers, **{spec.name: spec for spec in agent.servers}}
 
 
-def assemble_session(
+def plan_run(
     config: Config,
-    agent_name: str,
+    agent: AgentSpec | str,
     *,
     ext: Sequence[str] = (),
     workspace: Path,
-    bus: EventBus | None = None,
-    home: Path | None = None,
-    delegate: Delegate | None = None,
     lock: bool = True,
-    config_dir: Path | None = None,
-    session_id: str | None = None,
-    depth: int = 0,
     pins: Lock | None = None,
-    owner: Owner | None = None,
-) -> Session:
-    """A ready-to-run Session for `agent_name` under `config`; starts nothing yet.
+    store: StoreSettings | None = None,
+    history: StoredSession | None = None,
+    model: ModelChoice | None = None,
+    limits: Limits | None = None,
+    ceiling: Limits | None = None,
+) -> RunPlan:
+    """The run `agent` (a name, or an AgentSpec the caller resolved) asks for under `config`.
 
-    With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for
-    the agent, the session mutes every server tool that does not match the pin (`pins`: the
-    lock as the run's config snapshot holds it, instead of the file). Every
-    agent run is recorded in the session store (`SUBAGENT_STORE=0` turns it off);
-    `session_id` continues a stored session (a resume); `depth` > 0 records a nested
-    sub-agent's session (which `last` never names); `owner` records who started it through
-    serve (store/owner.py). A `required` sandbox the OS cannot give raises RunError here,
-    before anything starts.
+    With `lock` (the default; `--no-lock` clears it) and a lock file holding a pin for the
+    agent, the run mutes every server tool that does not match the pin (`pins`: the lock
+    as the run's config snapshot holds it, instead of the file). Every agent run is
+    recorded in the session store (`SUBAGENT_STORE=0` turns it off) as `store` says;
+    `history` continues a stored session (a resume). A `required` sandbox the OS cannot
+    give raises RunError here, before anything starts.
     """
+    from launcher.budget import Limits
     from launcher.config.sandbox_field import agent_sandbox
-    from launcher.session import Session
+    from launcher.run_plan import ModelChoice, RunPlan, StoreSettings
     from launcher.tools.sandbox import check_start
 
-    agent = resolve_request(config, agent_name, ext)
+    if isinstance(agent, str):
+        agent = resolve_request(config, agent, ext)
+    else:
+        check_ext_names(config, ext)
     agent = dataclasses.replace(
         agent,
         sandbox=agent_sandbox(agent, config.sandbox),
@@ -99,29 +100,46 @@ def assemble_session(
     if lock and config.lock_path is not None:
         found = pins if pins is not None else load_lock(config.lock_path)
         pin = found.agents.get(agent.name) if found is not None else None
-    home_dir = state_home()
-    session = Session(
-        agent,
-        agent_servers(config, agent),
-        ext=ext,
+    recorded = settings.store_enabled()
+    return RunPlan(
+        agent=agent,
+        servers=agent_servers(config, agent),
+        ext=tuple(ext),
         workspace=workspace.resolve(),
-        state_home=home_dir,
-        bus=bus,
-        home=home,
-        delegate=delegate,
+        state_home=state_home(),
         pin=pin,
-        session_id=session_id,
+        session_id=history.id if history is not None else None,
+        store=(store or StoreSettings()) if recorded else None,
+        model=model or ModelChoice(),
+        limits=limits or Limits(),
+        ceiling=ceiling or Limits(),
+        prices=config.prices,
+        history=history,
     )
-    if settings.store_enabled():
+
+
+def assemble_session(
+    plan: RunPlan,
+    *,
+    bus: EventBus | None = None,
+    home: Path | None = None,
+    delegate: Delegate | None = None,
+) -> Session:
+    """A ready-to-run Session for `plan`; starts nothing yet."""
+    from launcher.session import Session
+
+    session = Session(plan, bus=bus, home=home, delegate=delegate)
+    if plan.store is not None:
         from launcher.store.sink import StoreSink
 
+        config_dir = plan.store.config_dir
         session.bus.subscribe(
             StoreSink(
-                home_dir,
+                plan.state_home,
                 workspace=session.workspace,
                 config_dir=config_dir.resolve() if config_dir else None,
-                depth=depth,
-                owner=owner,
+                depth=plan.store.depth,
+                owner=plan.store.owner,
             )
         )
     return session
@@ -175,44 +193,36 @@ async def run_agent(
     session: Session,
     prompt: str,
     *,
-    model: str | None = None,
-    max_turns: int | None = None,
-    base_url: str | None = None,
     on_loop: Callable[[AgentLoop], None] | None = None,
-    history: StoredSession | None = None,
     before: Callable[[Session], Awaitable[None]] | None = None,
-    script: str | None = None,
-    limits: Limits | None = None,
-    ceiling: Limits | None = None,
-    prices: Mapping[str, ModelPrice] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> RunStatus:
-    """Run the session's agent on `prompt` to its end; returns the final status.
+    """Run the session's agent on `prompt` to its end, as the session's plan says; returns
+    the final status.
 
     `on_loop` receives the AgentLoop before it runs, so a driver can steer or stop it;
     `before` runs after the ready barrier, before turn 1 (`check` inspects the surface).
-    `history` (a stored session) continues that conversation: `prompt` is the follow-up.
-    `script`: the text of `model`'s script when it is `scripted:` and already read.
-    `limits`: what the request asks (above the agent file's, lowered with a `warn`ing);
-    `ceiling`: a parent's remainder, which the run never exceeds; `prices`: the config's
-    price overrides. A `max_cost_usd` on a model no price table knows is a UsageError.
+    A plan's `history` (a stored session) continues that conversation: `prompt` is the
+    follow-up. Its limits are lowered to the agent file's (with a `warn`ing) and to its
+    ceiling. A `max_cost_usd` on a model no price table knows is a UsageError.
     """
     from launcher.agent import AgentLoop
-    from launcher.budget import Budget, Limits, limits_of, resolve_limits
+    from launcher.budget import Budget, limits_of, resolve_limits
     from launcher.errors import UsageError
     from launcher.models.factory import create_model, resolve_model_spec, uses_http
     from launcher.models.prices import pricer_for
 
+    plan = session.plan
+    history, model = plan.history, plan.model.spec
     stored_model = history.model if history is not None else None
-    spec = resolve_model_spec(model or stored_model, session.agent.model, os.environ)
-    asked = Limits(max_turns=max_turns).over(limits or Limits())
+    spec = resolve_model_spec(model or stored_model, plan.agent.model, os.environ)
     resolved, warnings = resolve_limits(
-        limits_of(session.agent), asked, who=f"agent '{session.agent.name}'"
+        limits_of(plan.agent), plan.limits, who=f"agent '{plan.agent.name}'"
     )
-    resolved = resolved.clamped(ceiling or Limits())
+    resolved = resolved.clamped(plan.ceiling)
     for line in warnings:
         (warn or _warn)(line)
-    pricer = pricer_for(spec, prices or {})
+    pricer = pricer_for(spec, plan.prices)
     if resolved.max_cost_usd is not None and pricer is None:
         # Fail closed: a cost limit that cannot be counted is no limit.
         raise UsageError(
@@ -223,8 +233,11 @@ async def run_agent(
     http_client = model_http_client() if uses_http(spec) else contextlib.nullcontext(None)
     async with http_client as http:
         # Built before any server starts: a bad model spec costs no process.
+        script = plan.model.script
         text = script if model is not None and spec == model.strip() else None
-        llm = create_model(spec, http=http, base_url=base_url, workspace=Path.cwd(), script=text)
+        llm = create_model(
+            spec, http=http, base_url=plan.model.base_url, workspace=Path.cwd(), script=text
+        )
         loop = AgentLoop(
             session,
             llm,

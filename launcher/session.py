@@ -8,7 +8,7 @@ and on the way out, however it leaves, closes every connection and process.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -17,8 +17,7 @@ import anyio
 from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
-from launcher.config.lockfile import AgentPin, lock_reason
-from launcher.config.types import AgentSpec, ServerSpec
+from launcher.config.lockfile import lock_reason
 from launcher.errors import ServerError
 from launcher.events import (
     Event,
@@ -29,6 +28,7 @@ from launcher.events import (
     SessionStart,
     jsonl_file_sink,
 )
+from launcher.run_plan import RunPlan
 from launcher.secrets import LiveMask, process_secrets
 from launcher.session_status import ServerBook, ServerStatus
 from launcher.session_tools import local_entries, on_demand, server_tools_sink
@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+ConnectionFactory = Callable[..., "McpConnection"]
+"""Makes one server's connection, called as `McpConnection(spec, on_tools=..., emit=...,
+log_path=..., workspace=..., watchdog=..., auth_store=...)`; tests hand in their own."""
+
 CLOSE_GRACE_S = 10.0
 """How long connections get to end after close(); the rest are then cancelled.
 
@@ -61,29 +65,27 @@ class Session:
 
     def __init__(
         self,
-        agent: AgentSpec,
-        servers: Mapping[str, ServerSpec],
+        plan: RunPlan,
         *,
-        ext: Sequence[str] = (),
-        workspace: Path,
-        state_home: Path,
         bus: EventBus | None = None,
-        session_id: str | None = None,
         home: Path | None = None,
         delegate: Delegate | None = None,
-        pin: AgentPin | None = None,
         close_grace_s: float = CLOSE_GRACE_S,
+        connect: ConnectionFactory | None = None,
     ) -> None:
-        self.agent = agent
+        self.plan = plan
+        agent = self.agent = plan.agent
+        # None: McpConnection, imported only when a server starts (the SDK loads lazily).
+        self._connect = connect
         self.close_grace_s = close_grace_s
         # The agent's pin in the lock: server tools that do not match it are muted.
-        self.pin = pin
-        self.servers = dict(servers)
-        self.ext = tuple(ext)
-        self.workspace = workspace
-        self.id = session_id or new_session_id()
-        self.state_home = state_home
-        self.dir = state_home / "sessions" / self.id
+        pin = self.pin = plan.pin
+        servers = self.servers = dict(plan.servers)
+        self.ext = plan.ext
+        self.workspace = plan.workspace
+        self.id = plan.session_id or new_session_id()
+        self.state_home = plan.state_home
+        self.dir = self.state_home / "sessions" / self.id
         # Every event is masked before any sink sees it: events.jsonl, --json stdout, the
         # serve pipe and the renderer never carry a `${VAR}` value or an API key, whole or
         # split across streamed deltas.
@@ -249,8 +251,11 @@ class Session:
         self.registry.add_local(entries)
 
     def _start_servers(self, tg: anyio.abc.TaskGroup, names: Sequence[str]) -> None:
-        from launcher.bridge.connection import McpConnection
+        connect = self._connect
+        if connect is None:
+            from launcher.bridge.connection import McpConnection
 
+            connect = McpConnection
         for name in names:
             spec = self.servers[name]
             sink = server_tools_sink(
@@ -261,7 +266,7 @@ class Session:
                 session_dir=self.dir,
                 emit=self.emit,
             )
-            conn = McpConnection(
+            conn = connect(
                 spec,
                 on_tools=sink,
                 emit=self.emit,

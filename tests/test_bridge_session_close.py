@@ -10,10 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-import launcher.bridge.connection
-import launcher.session
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import EventSink, ServerState
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 
 pytestmark = pytest.mark.anyio
@@ -52,17 +51,12 @@ class HangingConnection:
             self.done.set()
 
 
-async def test_connection_still_running_after_grace_is_cancelled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(launcher.bridge.connection, "McpConnection", HangingConnection)
+async def test_connection_still_running_after_grace_is_cancelled(tmp_path: Path) -> None:
     spec = ServerSpec(name="stuck", type="http", url="http://127.0.0.1:9/mcp")
     session = Session(
-        AgentSpec(name="t"),
-        {"stuck": spec},
-        workspace=tmp_path,
-        state_home=tmp_path,
+        RunPlan(AgentSpec(name="t"), {"stuck": spec}, workspace=tmp_path, state_home=tmp_path),
         close_grace_s=GRACE_S,
+        connect=HangingConnection,
     )
 
     async def body(s: Session) -> str:

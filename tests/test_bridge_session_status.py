@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-import launcher.bridge.connection
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import EventSink, ServerState
+from launcher.run_plan import RunPlan
 from launcher.session import ServerStatus, Session
 from launcher.toolset.types import ToolDef
 
@@ -58,16 +58,14 @@ class EventsOnlyConnection:
         self.done.set()
 
 
-async def test_status_follows_server_state_and_tools_changed_events(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(launcher.bridge.connection, "McpConnection", EventsOnlyConnection)
+async def test_status_follows_server_state_and_tools_changed_events(tmp_path: Path) -> None:
     url = "http://127.0.0.1:9/mcp"
     servers = {
         name: ServerSpec(name=name, type="http", url=url) for name in ("good", "bad", "idle")
     }
     agent = AgentSpec(name="t", extensions=("good", "bad"))
-    session = Session(agent, servers, workspace=tmp_path, state_home=tmp_path)
+    plan = RunPlan(agent, servers, workspace=tmp_path, state_home=tmp_path)
+    session = Session(plan, connect=EventsOnlyConnection)
 
     async def body(s: Session) -> dict[str, ServerStatus]:
         return s.status()

@@ -8,6 +8,7 @@ from pathlib import Path
 from launcher.check.pins import AgentPin, diff, pin_session, session_drift
 from launcher.config.selectors import parse_selector
 from launcher.config.types import AgentSpec, ServerSpec
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 from launcher.toolset.types import ToolDef, ToolResult
 
@@ -22,9 +23,8 @@ def _caller(tool: str):
 
 
 def session(tmp_path: Path, pin: AgentPin | None, agent: AgentSpec | None = None) -> Session:
-    s = Session(
-        agent or AgentSpec(name="t"), SERVERS, workspace=tmp_path, state_home=tmp_path, pin=pin
-    )
+    agent = agent or AgentSpec(name="t")
+    s = Session(RunPlan(agent, SERVERS, workspace=tmp_path, state_home=tmp_path, pin=pin))
     s._register_local_tools()
     return s
 

@@ -30,6 +30,7 @@ LEAVES = (
     "telemetry",
     "budget",
     "trust",
+    "run_plan",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from launcher.config.types import AgentSpec, ServerSpec
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 
 pytestmark = pytest.mark.anyio
@@ -22,7 +23,8 @@ def session(tmp_path: Path, name: str) -> Session:
     # The server is never started (isolated agent): it only brings its `${VAR}` secret.
     spec = ServerSpec(name=f"srv-{name}", command="false", secrets=frozenset({SECRETS[name]}))
     agent = AgentSpec(name=f"agent-{name}", isolated=True, tools=())
-    return Session(agent, {spec.name: spec}, workspace=tmp_path, state_home=tmp_path / "home")
+    plan = RunPlan(agent, {spec.name: spec}, workspace=tmp_path, state_home=tmp_path / "home")
+    return Session(plan)
 
 
 async def test_concurrent_sessions_keep_their_own_sdk_records(tmp_path: Path) -> None:

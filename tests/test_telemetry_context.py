@@ -15,12 +15,13 @@ import pytest
 from opentelemetry.trace import StatusCode
 
 from launcher import telemetry
-from launcher.assemble import assemble_session, run_agent
+from launcher.assemble import assemble_session, plan_run, run_agent
 from launcher.config.discovery import load_config
 from launcher.errors import ModelError
 from launcher.models.base import Message, ModelRequest
 from launcher.models.openai import OpenAIModel
 from launcher.models.retry import RetryPolicy
+from launcher.run_plan import ModelChoice
 from tests.telemetry_support import named, parent_of, recording, span_id, trace_id, write_scripted
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -35,10 +36,10 @@ def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def _say_done(tmp_path: Path) -> None:
     config_dir, script = write_scripted(tmp_path, "steps:\n  - say: done\n")
-    session = assemble_session(
-        load_config(config_dir, cwd=tmp_path), "general-purpose", workspace=tmp_path
-    )
-    await run_agent(session, "go", model=f"scripted:{script}")
+    config = load_config(config_dir, cwd=tmp_path)
+    model = ModelChoice(f"scripted:{script}")
+    plan = plan_run(config, "general-purpose", workspace=tmp_path, model=model)
+    await run_agent(assemble_session(plan), "go")
 
 
 @pytest.mark.anyio

@@ -30,8 +30,9 @@ from opentelemetry.trace import (
 )
 from opentelemetry.trace.span import TraceState
 
-from launcher.assemble import assemble_session, run_agent
+from launcher.assemble import assemble_session, plan_run, run_agent
 from launcher.config.discovery import load_config
+from launcher.run_plan import ModelChoice
 from launcher.telemetry import otlp_wire
 from tests.telemetry_support import recording, write_scripted
 
@@ -131,10 +132,12 @@ async def test_a_sessions_spans_are_encoded_as_the_sdk_does(
         "  - say: done\n"
     )
     config_dir, path = write_scripted(tmp_path, script)
-    session = assemble_session(load_config(config_dir, cwd=tmp_path), "general-purpose",
-                               workspace=tmp_path)  # fmt: skip
+    config = load_config(config_dir, cwd=tmp_path)
+    model = ModelChoice(f"scripted:{path}")
+    plan = plan_run(config, "general-purpose", workspace=tmp_path, model=model)
+    session = assemble_session(plan)
     with recording(content=True) as memory:
-        assert str(await run_agent(session, "go", model=f"scripted:{path}")) == "completed"
+        assert str(await run_agent(session, "go")) == "completed"
     spans = list(memory.get_finished_spans())
     assert len(spans) >= 4
     assert_same_request(spans)

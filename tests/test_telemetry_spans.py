@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from launcher.assemble import assemble_session, run_agent
+from launcher.assemble import assemble_session, plan_run, run_agent
 from launcher.config.discovery import load_config
+from launcher.run_plan import ModelChoice
 from tests.telemetry_support import (
     all_text,
     named,
@@ -47,8 +48,8 @@ def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def _run(tmp_path: Path, script: str, *, agent: str = "general-purpose") -> str:
     config_dir, path = write_scripted(tmp_path, script)
     config = load_config(config_dir, cwd=tmp_path)
-    session = assemble_session(config, agent, workspace=tmp_path)
-    status = await run_agent(session, "go", model=f"scripted:{path}")
+    plan = plan_run(config, agent, workspace=tmp_path, model=ModelChoice(f"scripted:{path}"))
+    status = await run_agent(assemble_session(plan), "go")
     return str(status)
 
 

@@ -156,11 +156,11 @@ async def test_bad_arguments_are_error_results() -> None:
 
 def test_tools_json_reports_what_waits_on_demand(tmp_path: Path) -> None:
     from launcher.cli.views import tools_report
+    from launcher.run_plan import RunPlan
     from launcher.session import Session
 
-    session = Session(
-        AgentSpec(name="t", tool_search=0), {}, workspace=tmp_path, state_home=tmp_path / "st"
-    )
+    agent = AgentSpec(name="t", tool_search=0)
+    session = Session(RunPlan(agent, {}, workspace=tmp_path, state_home=tmp_path / "st"))
     session.registry.set_server_tools(
         "s", [ToolDef(e.tool, e.description) for e in TOOLS], make_caller
     )

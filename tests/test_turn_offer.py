@@ -17,6 +17,7 @@ from launcher.agent import AgentLoop, system_prompt
 from launcher.config.types import AgentSpec
 from launcher.events import Event, TurnStart
 from launcher.models.base import ModelRequest, ModelResponse, ToolCall
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 from launcher.toolset.registry import ToolRegistry
 from launcher.toolset.scope import ToolScope
@@ -113,7 +114,7 @@ async def test_turns_with_no_change_ask_no_gate_and_build_no_offer(
     # A secret in the environment: every event is masked, the turn's names included.
     monkeypatch.setenv("BENCH_API_KEY", "sk-test-0123456789abcdef")
     agent = AgentSpec(name="t", tool_search="off")
-    session = Session(agent, {}, workspace=tmp_path, state_home=tmp_path / "state")
+    session = Session(RunPlan(agent, {}, workspace=tmp_path, state_home=tmp_path / "state"))
     model = LoopModel("big__t0007")
     starts = await run_turns(session, model)
     assert len(starts) == TURNS + 1
@@ -132,7 +133,7 @@ async def test_tools_on_demand_measure_definitions_once_per_change(
     measured = Counter(ondemand.definition_bytes)
     monkeypatch.setattr(ondemand, "definition_bytes", measured)
     agent = AgentSpec(name="t", tool_search=1000)
-    session = Session(agent, {}, workspace=tmp_path, state_home=tmp_path / "state")
+    session = Session(RunPlan(agent, {}, workspace=tmp_path, state_home=tmp_path / "state"))
     model = LoopModel("tool_search")
     starts = await run_turns(session, model)
     assert measured.calls == TOOLS  # each definition once, whatever the number of turns

@@ -28,6 +28,7 @@ PRELOAD = (
     "importlib.resources.readers",  # the built-in agents are package files
     "zipfile",
     "launcher.assemble",
+    "launcher.run_plan",
     "launcher.config.discovery",
     "launcher.config.snapshot",
     "launcher.backend.nested",
@@ -139,10 +140,11 @@ async def _read_control(control: Control) -> None:
 
 async def run_job(job: Job) -> RunStatus:
     """Run one job to its end, events to stdout; returns the final status."""
-    from launcher.assemble import assemble_session, run_agent
+    from launcher.assemble import assemble_session, plan_run, run_agent
     from launcher.bridge.asking import asking
     from launcher.budget import Limits
     from launcher.config.discovery import resolve_agent
+    from launcher.run_plan import ModelChoice, StoreSettings
     from launcher.state import state_home
     from launcher.store.history import load_resumable
     from launcher.store.owner import Owner
@@ -159,42 +161,35 @@ async def run_job(job: Job) -> RunStatus:
             history = load_resumable(state_home(), job.resume, owner=owner) if job.resume else None
             config_dir = Path(job.config_dir) if job.config_dir else None
             config, pins, frozen = _config(job, config_dir, workspace)
-            agent = history.agent if history is not None else job.agent
+            name = history.agent if history is not None else job.agent
+            # Resolved once: here when its own `isolation` decides, else by the plan (after
+            # the worktree is made, where a bad name or --ext is reported).
+            agent = None if history or job.isolation else resolve_agent(config, name)
             # A resume continues in its stored workspace (the kept worktree, if any).
-            isolation = None if history else job.isolation or resolve_agent(config, agent).isolation
+            isolation = None if history else job.isolation or (agent.isolation if agent else None)
             with (
                 isolated_workspace(
-                    workspace, isolation, label=job.label or agent, report=_emit_line
+                    workspace, isolation, label=job.label or name, report=_emit_line
                 ) as where,
                 asking(control.ask) if job.ask_host else contextlib.nullcontext(),
             ):
-                session = assemble_session(
+                delegate = _delegate(config, frozen, job, where)
+                plan = plan_run(
                     config,
-                    agent,
+                    agent or name,
                     ext=job.ext,
                     workspace=where,
-                    bus=bus,
-                    delegate=_delegate(config, frozen, job, where),
                     lock=not job.no_lock and (pins is not None or job.config is None),
                     pins=pins,
-                    config_dir=config_dir,
-                    session_id=history.id if history is not None else None,
-                    depth=job.depth,
-                    owner=owner,
-                )
-                control.session = session
-                status = await run_agent(
-                    session,
-                    job.prompt,
-                    model=job.model,
-                    max_turns=job.max_turns,
-                    on_loop=control.attach,
+                    store=StoreSettings(config_dir=config_dir, depth=job.depth, owner=owner),
                     history=history,
-                    script=job.script,
-                    limits=Limits.from_mapping(job.limits),
+                    model=ModelChoice(job.model, script=job.script),
+                    limits=Limits(max_turns=job.max_turns).over(Limits.from_mapping(job.limits)),
                     ceiling=Limits.from_mapping(job.ceiling),
-                    prices=config.prices,
                 )
+                session = assemble_session(plan, bus=bus, delegate=delegate)
+                control.session = session
+                status = await run_agent(session, job.prompt, on_loop=control.attach)
         except Exception as exc:  # config, model or server errors end this job, not serve
             status = RunStatus.ERROR
             # To the driver only: a session that never started keeps no record.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from launcher.bridge.phase import ServerPhase
 from launcher.check.pins import AgentPin, Drift, Lock, diff, load_lock, pin_session, write_lock
 from launcher.config.discovery import DEFAULT_AGENT
-from launcher.config.types import Config
+from launcher.config.types import AgentSpec, Config
 from launcher.errors import ConfigError, ServerError
 
 if TYPE_CHECKING:
@@ -50,22 +50,24 @@ def lock_targets(config: Config, named: Sequence[str], lock: Lock | None) -> lis
     return sorted(found) or [DEFAULT_AGENT]
 
 
-async def pin_agent(config: Config, agent: str, *, settle: float, workspace: Path) -> AgentPin:
-    """Run one unlocked session for `agent` and pin what it would offer."""
+async def pin_agent(
+    config: Config, agent: AgentSpec, *, settle: float, workspace: Path, name: str
+) -> AgentPin:
+    """Run one unlocked session for `agent` (resolved, as `name`) and pin what it would offer."""
     import anyio
 
-    from launcher.assemble import assemble_session
+    from launcher.assemble import assemble_session, plan_run
 
-    session = assemble_session(config, agent, workspace=workspace, lock=False)
+    session = assemble_session(plan_run(config, agent, workspace=workspace, lock=False))
 
     async def body(s: Session) -> AgentPin:
         if settle > 0:
             await anyio.sleep(settle)
-        for name, status in s.status().items():
+        for server, status in s.status().items():
             # A lock taken while a server is down would later mute every tool it has.
             if status.state is ServerPhase.FAILED:
                 raise ServerError(
-                    name, f"failed, so agent '{agent}' was not locked: {status.error}"
+                    server, f"failed, so agent '{name}' was not locked: {status.error}"
                 )
         return pin_session(s)
 
@@ -82,16 +84,16 @@ async def lock_agents(
     targets = lock_targets(config, named, previous)
     from launcher.assemble import resolve_request
 
-    for agent in targets:
-        resolve_request(config, agent, ())  # an unknown agent is bad usage before any start
+    # Resolved once, all before any start: an unknown agent is bad usage.
+    specs = [resolve_request(config, agent, ()) for agent in targets]
     old = previous.agents if previous is not None else {}
     results = [
         Pinned(
             agent,
             old.get(agent),
-            await pin_agent(config, agent, settle=settle, workspace=workspace),
+            await pin_agent(config, spec, settle=settle, workspace=workspace, name=agent),
         )
-        for agent in targets
+        for agent, spec in zip(targets, specs, strict=True)
     ]
     merged = Lock(dict(old))
     for result in results:

@@ -18,7 +18,7 @@ from launcher.bridge.phase import ServerPhase
 from launcher.check.cases import CheckCase
 from launcher.check.expect import RunRecord, Surface, evaluate_run, evaluate_surface
 from launcher.check.pins import load_lock, session_drift
-from launcher.config.types import Config
+from launcher.config.types import AgentSpec, Config
 from launcher.errors import SubagentError
 from launcher.events import (
     AgentEnd,
@@ -121,13 +121,16 @@ async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> Check
     clock = time.monotonic()
     result = CheckResult(case)
     tree = None
-    if case.expect.run is not None and resolve_request(config, case.agent, case.ext).isolation:
+    # Resolved once: the plan of a check that runs an agent is made from this one.
+    agent = resolve_request(config, case.agent, case.ext) if case.expect.run is not None else None
+    if agent is not None and agent.isolation:
         # Not a git repository: a usage error (exit 2), as for spawn.
         tree = await anyio.to_thread.run_sync(
             functools.partial(create_worktree, workspace, label=case.agent)
         )
     try:
-        await _run_case(config, case, result, workspace=tree.workspace if tree else workspace)
+        where = tree.workspace if tree else workspace
+        await _run_case(config, agent or case.agent, case, result, workspace=where)
     finally:
         if tree is not None:
             with anyio.CancelScope(shield=True):
@@ -137,13 +140,29 @@ async def run_case(config: Config, case: CheckCase, *, workspace: Path) -> Check
 
 
 async def _run_case(
-    config: Config, case: CheckCase, result: CheckResult, *, workspace: Path
+    config: Config,
+    agent: AgentSpec | str,
+    case: CheckCase,
+    result: CheckResult,
+    *,
+    workspace: Path,
 ) -> None:
     import anyio
 
-    from launcher.assemble import assemble_session, run_agent
+    from launcher.assemble import assemble_session, plan_run, run_agent
+    from launcher.budget import Limits
+    from launcher.run_plan import ModelChoice
 
-    session = assemble_session(config, case.agent, ext=case.ext, workspace=workspace)
+    run = case.expect.run
+    plan = plan_run(
+        config,
+        agent,
+        ext=case.ext,
+        workspace=workspace,
+        model=ModelChoice(f"scripted:{run.script}") if run is not None else None,
+        limits=Limits(max_turns=run.max_turns) if run is not None else None,
+    )
+    session = assemble_session(plan)
     recorder = _Recorder()
     session.bus.subscribe(recorder)
 
@@ -153,18 +172,11 @@ async def _run_case(
         result.failures += drift_failure(s)
         result.failures += evaluate_surface(case.expect, surface_of(s))
 
-    run = case.expect.run
     try:
         if run is None:
             await session.run(observe)
         else:
-            await run_agent(
-                session,
-                run.prompt,
-                model=f"scripted:{run.script}",
-                max_turns=run.max_turns,
-                before=observe,
-            )
+            await run_agent(session, run.prompt, before=observe)
             result.failures += evaluate_run(run, recorder.run)
     except SubagentError as exc:  # a required server or the model failed: the check fails
         result.failures.append(str(exc))

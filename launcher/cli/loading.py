@@ -1,4 +1,16 @@
-"""Loading the config for a command, typer-free: fast paths (`serve`) use it before typer."""
+"""Loading the config for a command, typer-free: fast paths (`serve`) use it before typer.
+
+A session command may re-execute itself a second time from here, after the console
+script's early re-exec (cli/entry.py): which variables the config references is known only
+once the config is read. It happens when no credential-named variable was set (so there was
+no early re-exec) and the config references a set variable of a plain name, or when it
+references one the early re-exec keeps for the interpreter (`SUBAGENT_*`, `PYTHON*`, `LC_*`:
+procs/hidden.py KEEP_PREFIXES). Measured (bench/secret_reexec.py, `tools` on a 2-core
+machine at load 10): this late re-exec costs 1.42-1.61x a run with nothing to hide, the
+early one 1.18-1.21x. Removing the late one would mean an early re-exec of every session
+command, nothing to hide or not (the early cost on every run), or reading the config before
+typer with a second argument parser; it stays, paid only by the configs that need it.
+"""
 
 from __future__ import annotations
 

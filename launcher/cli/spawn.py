@@ -30,7 +30,9 @@ from launcher.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from launcher.budget import Limits
     from launcher.config.types import Config
+    from launcher.run_plan import ModelChoice
     from launcher.store.history import StoredSession
 
 
@@ -126,14 +128,17 @@ def spawn(
             workspace_dir = Path(history.workspace)
         else:
             workspace_dir = workspace or Path.cwd()
+        from launcher.budget import Limits
+        from launcher.run_plan import ModelChoice
+
+        limits = Limits.from_mapping(limits_json(max_tokens, max_cost, timeout, idle_timeout))
         return run_spawn(
             config,
             agent,
             prompt,
             ext=ext or [],
-            model=model,
-            max_turns=max_turns,
-            base_url=base_url,
+            model=ModelChoice(model, base_url),
+            limits=Limits(max_turns=max_turns).over(limits),
             json_out=json_out,
             workspace=workspace_dir,
             verbose=verbose,
@@ -141,7 +146,6 @@ def spawn(
             no_lock=no_lock,
             history=history,
             isolation=isolation,
-            limits=limits_json(max_tokens, max_cost, timeout, idle_timeout),
         )
 
     exit_with(body, fast=True)
@@ -161,9 +165,8 @@ def run_spawn(
     prompt: str,
     *,
     ext: Sequence[str],
-    model: str | None,
-    max_turns: int | None,
-    base_url: str | None,
+    model: ModelChoice,
+    limits: Limits,
     json_out: bool,
     workspace: Path,
     verbose: bool,
@@ -171,21 +174,21 @@ def run_spawn(
     no_lock: bool = False,
     history: StoredSession | None = None,
     isolation: str | None = None,
-    limits: dict[str, Any] | None = None,
 ) -> int:
     """Run the agent to its end; exit 0 completed, 1 otherwise.
 
     With `history` (a StoredSession, from `--resume`) the run continues that session; with
     `isolation` (or the agent's own) a new run works in a fresh git worktree.
     """
-    from launcher.assemble import assemble_session, resolve_request, run_agent
+    from launcher.assemble import assemble_session, plan_run, resolve_request, run_agent
     from launcher.backend.nested import make_delegate
-    from launcher.budget import Limits
     from launcher.cli.run import run_async
     from launcher.config.snapshot import snapshot_of
     from launcher.events import RunStatus, jsonl_sink
+    from launcher.run_plan import StoreSettings
     from launcher.worktree import describe, isolated_workspace
 
+    # Resolved once, before any worktree: the run's plan is made from this very agent.
     agent = resolve_request(config, agent_name, ext)
     # A resume continues in its stored workspace (the kept worktree, if any).
     mode = None if history is not None else isolation or agent.isolation
@@ -199,24 +202,27 @@ def run_spawn(
             sys.stderr.write(describe(end) + "\n")
 
     with isolated_workspace(workspace, mode, label=agent_name, report=report) as where:
-        delegate = make_delegate(
-            # Nested sub-agents run with this config, never a fresh discovery.
-            config=snapshot_of(config, lock=not no_lock),
-            config_dir=str(config_dir.resolve()) if config_dir else None,
-            workspace=where.resolve(),
-            depth=0,
-            max_depth=agent.max_depth,
-        )
-        session = assemble_session(
+        # Nested sub-agents run with this config, never a fresh discovery.
+        snapshot = snapshot_of(config, lock=not no_lock)
+        plan = plan_run(
             config,
-            agent_name,
+            agent,
             ext=ext,
             workspace=where,
-            delegate=delegate,
             lock=not no_lock,
-            config_dir=config_dir,
-            session_id=history.id if history is not None else None,
+            store=StoreSettings(config_dir=config_dir),
+            history=history,
+            model=model,
+            limits=limits,
         )
+        delegate = make_delegate(
+            config=snapshot,
+            config_dir=str(config_dir.resolve()) if config_dir else None,
+            workspace=plan.workspace,
+            depth=0,
+            max_depth=plan.agent.max_depth,
+        )
+        session = assemble_session(plan, delegate=delegate)
         if json_out:
             session.bus.subscribe(jsonl_sink(sys.stdout))
         else:
@@ -225,16 +231,7 @@ def run_spawn(
             session.bus.subscribe(SpawnRenderer())
 
         async def main() -> RunStatus:
-            return await run_agent(
-                session,
-                prompt,
-                model=model,
-                max_turns=max_turns,
-                base_url=base_url,
-                history=history,
-                limits=Limits.from_mapping(limits),
-                prices=config.prices,
-            )
+            return await run_agent(session, prompt)
 
         status = run_async(main)
         if verbose:

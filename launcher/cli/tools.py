@@ -72,12 +72,13 @@ def run_tools(
     no_lock: bool = False,
 ) -> int:
     """Start a session, wait for the barrier + settle, print, end."""
-    from launcher.assemble import assemble_session
+    from launcher.assemble import assemble_session, plan_run
     from launcher.cli.render import ProgressLine, print_tools_table
     from launcher.cli.run import run_async
     from launcher.cli.views import tools_report
 
-    session = assemble_session(config, agent_name, ext=ext, workspace=workspace, lock=not no_lock)
+    plan = plan_run(config, agent_name, ext=ext, workspace=workspace, lock=not no_lock)
+    session = assemble_session(plan)
     progress = ProgressLine() if sys.stderr.isatty() and not json_out else None
     if progress is not None:
         session.bus.subscribe(progress)

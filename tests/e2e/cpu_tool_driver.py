@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from launcher.assemble import assemble_session
+from launcher.assemble import assemble_session, plan_run
 from launcher.cli.run import finish, guarded, run_async
 from launcher.config.discovery import load_config
 from launcher.tools.common import in_thread
@@ -44,7 +44,7 @@ def spinning(pattern: str, **_: Any) -> Spinning:
 def main() -> int:
     config_dir, workspace = Path(sys.argv[1]), Path(sys.argv[2])
     config = load_config(config_dir, cwd=workspace)
-    session = assemble_session(config, "general-purpose", workspace=workspace)
+    session = assemble_session(plan_run(config, "general-purpose", workspace=workspace))
     ws = Workspace(workspace)
     grep = in_thread("grep", lambda args: grep_files(ws, args, CAP, compile_pattern=spinning))
 

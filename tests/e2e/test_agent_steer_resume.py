@@ -17,6 +17,7 @@ from launcher.config.types import AgentSpec, Selector, ServerSpec
 from launcher.events import Event, EventBus, TurnStart
 from launcher.models.base import Message, ModelRequest, ModelResponse
 from launcher.models.scripted import ScriptedModel, load_script
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 from tests.e2e.spawn_support import call_log
 
@@ -68,9 +69,8 @@ async def test_steer_arrives_next_turn_and_resume_keeps_history_and_scope(tmp_pa
             offered.append(list(event.tools))
 
     bus.subscribe(record)
-    session = Session(
-        agent, {"lazy": server}, workspace=tmp_path, state_home=tmp_path / "state", bus=bus
-    )
+    plan = RunPlan(agent, {"lazy": server}, workspace=tmp_path, state_home=tmp_path / "state")
+    session = Session(plan, bus=bus)
     model = Recording(ScriptedModel(load_script(script)))
 
     async def body(s: Session) -> tuple[str, str]:

@@ -9,6 +9,7 @@ import pytest
 
 from launcher.config.types import AgentSpec, ServerSpec
 from launcher.events import Event, EventBus, ServerState
+from launcher.run_plan import RunPlan
 from launcher.session import Session
 from tests.e2e.conftest import assert_all_gone, read_pid
 
@@ -35,10 +36,9 @@ async def test_abort_start_closes_a_server_that_never_answers_without_its_timeou
     bus = EventBus()
     bus.subscribe(record)
     session = Session(
-        AgentSpec(name="a"),
-        {"mute": mute},
-        workspace=tmp_path,
-        state_home=tmp_path / "state",
+        RunPlan(
+            AgentSpec(name="a"), {"mute": mute}, workspace=tmp_path, state_home=tmp_path / "state"
+        ),
         bus=bus,
         # Shielded close cannot be interrupted from here: make "waited out the grace period"
         # unmistakable (30 s) against "closed at once" (about a second).

@@ -21,9 +21,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from launcher import telemetry
-from launcher.assemble import assemble_session, run_agent
+from launcher.assemble import assemble_session, plan_run, run_agent
 from launcher.config.discovery import load_config
 from launcher.events import Event, ToolsChanged
+from launcher.run_plan import ModelChoice
 from launcher.session import Session
 from launcher.telemetry.spans import Tracing
 
@@ -63,8 +64,11 @@ async def main(config_dir: Path, script: Path, agent: str, wait_for: str) -> Non
             await arrived.wait()
 
     workspace = Path.cwd()
-    session = assemble_session(load_config(config_dir, cwd=workspace), agent, workspace=workspace)
-    await run_agent(session, "go", model=f"scripted:{script}", before=late_tool_registered)
+    config = load_config(config_dir, cwd=workspace)
+    model = ModelChoice(f"scripted:{script}")
+    plan = plan_run(config, agent, workspace=workspace, model=model)
+    session = assemble_session(plan)
+    await run_agent(session, "go", before=late_tool_registered)
 
 
 if __name__ == "__main__":
