@@ -22,6 +22,7 @@ import hooks
 import isolation
 import list_burst
 import model_clients
+import nested_repos
 import peers
 import sandbox
 import secret_reexec
@@ -53,6 +54,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "stream_mask": stream_mask.run,
     "grep_engine": grep_engine.run,
     "sandbox": sandbox.run,
+    "nested_repos": nested_repos.run,
     "hooks": hooks.run,
     "traces": traces.run,
     "isolation": isolation.run,

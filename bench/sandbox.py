@@ -3,7 +3,17 @@
 `bash -c true` through the bash tool's registry entry (the code path of a model's call,
 with the session's watchdog guard), confined ÷ unconfined, median of alternating calls.
 Goal <= 1.3. Also shown: the first confined call of a session, which confines the
-spawner thread once (the Landlock rules are made then).
+spawner thread once (the Landlock rules are made then), and how the confined commands got
+their read-only world (`own namespace` as root, `fork server` for a launcher that is not).
+
+Not root is the other path (the holder's namespaces, entered by the fork server); as root,
+run it as `nobody` with a HOME it owns (the ambient capability only lets that user read
+an interpreter under a 0700 /root; leave it out where it can):
+
+    H=$(mktemp -d) && chown 65534:65534 "$H" && HOME=$H SUBAGENT_HOME=$H/state \
+      setpriv --reuid 65534 --regid 65534 --clear-groups \
+      --inh-caps=+dac_read_search --ambient-caps=+dac_read_search -- \
+      .venv/bin/python bench/sandbox.py
 """
 
 from __future__ import annotations
@@ -60,12 +70,14 @@ async def _measure(root: object, runs: int) -> list[Result]:
                     first[mode] = elapsed
                 else:
                     times[mode].append(elapsed)
+        way = boxes[SandboxMode.ON].way
     finally:
         for box in boxes.values():
             box.close()
         guard.close()
     on, off = times[SandboxMode.ON], times[SandboxMode.OFF]
     detail = f"on {spread(on)}; off {spread(off)}; {runs} alternating calls each"
+    detail += f"; read-only world: {way}"
     first_ratio = first[SandboxMode.ON] / median(off)
     return [
         Result(

@@ -83,6 +83,7 @@ def local_entries(
         state_home=state_home,
         home=home,
         on_tmp=guard.remove_on_death if guard is not None else None,
+        on_record=guard.restore_on_death if guard is not None else None,
     )
 
     wanted = tuple(wanted)

@@ -13,7 +13,10 @@ the watchdog (`^PID` line: the launcher) keeps a record of all its descendants, 
 kill them if the launcher dies first. A launcher that closes cleanly says so (`.` line):
 then the watchdog ends only what it still guards, never another session's processes.
 A `~PATH` line names the session's private temporary directory (the sandbox's `$TMPDIR`):
-a launcher that died never removed it, so the watchdog does.
+a launcher that died never removed it, so the watchdog does. A `%PATH` line names the
+record of the workspace's protected places (launcher/trust): a launcher killed mid-command
+never put back what that command changed, so the watchdog has it done, after it has ended
+the launcher's processes (nothing writes behind it), when no other launcher shares it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ SCAN_S = 0.1
 """Without a cgroup, how often the watchdog records the launcher's descendants."""
 CLEAN = "."
 """The launcher's last line when it closes cleanly (it swept its orphans itself)."""
+GUARD_DIR = "guard"
+"""The only parent a `%PATH` line's record directory may have (under the state home)."""
+REVIVE_LIMIT_S = 120.0
+"""How long putting the protected places back may take."""
 TMP_PREFIX = "subagent-tmp-"
 """The only directories a `~PATH` line may name (tempfile.mkdtemp's prefix in the sandbox)."""
 
@@ -113,6 +120,10 @@ class Watchdog:
         """Remove the private temporary directory `path` if the launcher dies."""
         self._send(f"~{path}")
 
+    def restore_on_death(self, record: Path) -> None:
+        """Put back the protected places of `record` if the launcher dies (see trust)."""
+        self._send(f"%{record}")
+
     def close(self) -> None:
         """End the watchdog; it kills whatever it still guards, then exits."""
         with self._lock:
@@ -153,6 +164,20 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+def _revive(folder: Path) -> None:
+    """Have the protected places of the record in `folder` put back (a process of its own:
+    the watchdog stays stdlib and small)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            [sys.executable, "-P", "-m", "launcher.trust.revive", str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=REVIVE_LIMIT_S,
+            check=False,
+        )
+
+
 def main() -> None:
     """The watchdog process: guard groups until stdin closes, then kill what is left."""
     guarded: set[int] = set()
@@ -160,6 +185,7 @@ def main() -> None:
     launcher: list[int] = []  # set: no cgroup, so record what the launcher adopts
     clean: list[bool] = []  # the launcher closed cleanly and swept its orphans itself
     temporary: list[Path] = []  # private temporary directories to remove if it died
+    records: list[Path] = []  # protected places to put back if it died
     record = descendants.Record()
     pending = bytearray()
 
@@ -180,6 +206,8 @@ def main() -> None:
                     launcher.append(int(line[1:]))
                 elif line.startswith("~") and Path(line[1:]).name.startswith(TMP_PREFIX):
                     temporary.append(Path(line[1:]))
+                elif line.startswith("%") and Path(line[1:]).parent.name == GUARD_DIR:
+                    records.append(Path(line[1:]))
                 elif line == CLEAN:
                     clean.append(True)
 
@@ -205,6 +233,8 @@ def main() -> None:
         if not clean:  # a launcher that closed cleanly removed its own (or still uses them)
             for tmp in temporary:
                 shutil.rmtree(tmp, ignore_errors=True)
+            for folder in dict.fromkeys(records):  # its processes are gone by now
+                _revive(folder)
         os._exit(0)
 
     def scan_loop() -> None:

@@ -75,6 +75,8 @@ class GroupGuard(Protocol):
 
     def remove_on_death(self, path: Path) -> None: ...
 
+    def restore_on_death(self, record: Path) -> None: ...
+
 
 async def run_bash(
     command: str,
@@ -93,6 +95,8 @@ async def run_bash(
     """
     if sandbox is not None and sandbox.refuses:
         return ToolResult(_refusal(sandbox.problem), is_error=True)
+    if sandbox is not None and sandbox.unchecked is not None:
+        return ToolResult(_unchecked(sandbox.unchecked), is_error=True)
     argv = ["bash", "-c", command]
     if guard is not None:
         argv = guard.join_argv(argv)
@@ -121,12 +125,19 @@ async def run_bash(
         await end_call_group(process, guard.release if guard is not None else None)
     text = output.text()
     undone = sandbox.restore_protected() if sandbox is not None else []
-    if undone:
-        note = (
-            "Protected paths were changed and have been put back as they were: "
-            f"{', '.join(undone)} (the model may not change config or what git runs)."
-        )
-        return ToolResult(f"{text}\n{note}".strip(), is_error=True)
+    defused = sandbox.defuse_nested() if sandbox is not None else []
+    if undone or defused:
+        notes = []
+        if undone:
+            notes.append(
+                "Protected paths were changed and have been put back as they were: "
+                f"{', '.join(undone)} (the model may not change config or what git runs)."
+            )
+        if defused:
+            from launcher.tools.sandbox import defused_line
+
+            notes.append(defused_line(defused)[0].upper() + defused_line(defused)[1:] + ".")
+        return ToolResult("\n".join([text, *notes]).strip(), is_error=True)
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."
         return ToolResult(f"{note}\n{text}".rstrip(), is_error=True)
@@ -135,6 +146,13 @@ async def run_bash(
         return ToolResult(text if text else "(no output)")
     status = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     return ToolResult(f"Command failed ({status}).\n{text}".rstrip(), is_error=True)
+
+
+def _unchecked(where: str) -> str:
+    return (
+        f"bash: the workspace is too large or deep to check for git repositories the model "
+        f"made (the walk stopped at '{where}'), so no more commands are run."
+    )
 
 
 def _refusal(problem: str | None) -> str:

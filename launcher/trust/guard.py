@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import stat
 from pathlib import Path, PurePosixPath
 
 from launcher.trust import Place, Protected
@@ -29,6 +27,7 @@ from launcher.trust.snapshot import (
     _differs,
     _open_dir,
     complete,
+    remove_tree,
     snapshot,
 )
 
@@ -41,48 +40,6 @@ def _under(rel: str, top: str) -> bool:
 
 def _depth(rel: str) -> int:
     return rel.count("/")
-
-
-def remove_tree(parent: int, name: str) -> None:
-    """Remove `name` under `parent`, a directory at any depth, never following a link:
-    sub-directories are moved up beside it first, so nothing recurses."""
-    pending = [name]
-    while pending:
-        current = pending.pop()
-        try:
-            st = os.lstat(current, dir_fd=parent)
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            os.unlink(current, dir_fd=parent)
-            continue
-        if stat.S_IMODE(st.st_mode) & 0o700 != 0o700:  # a 0000 directory the model made
-            _open_up(parent, current)
-        fd = os.open(current, _DIR_FLAGS, dir_fd=parent)
-        try:
-            for child in os.listdir(fd):
-                if stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
-                    hoisted = f".subagent-removing-{secrets.token_hex(6)}"
-                    os.rename(child, hoisted, src_dir_fd=fd, dst_dir_fd=parent)
-                    pending.append(hoisted)
-                else:
-                    os.unlink(child, dir_fd=fd)
-        finally:
-            os.close(fd)
-        os.rmdir(current, dir_fd=parent)
-
-
-def _open_up(parent: int, name: str) -> None:
-    """Give the owner rwx on directory `name` (not through a link where Linux can say so)."""
-    o_path = getattr(os, "O_PATH", 0)
-    if not o_path:
-        os.chmod(name, 0o700, dir_fd=parent)
-        return
-    fd = os.open(name, o_path | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-    try:
-        os.chmod(f"/proc/self/fd/{fd}", 0o700)
-    finally:
-        os.close(fd)
 
 
 def _make(parent: int, name: str, node: Node) -> None:
@@ -201,16 +158,20 @@ class Guard:
     gone when it is called). Sessions of one process share the copy: a session starting
     while a sibling's model has planted a file must not take the plant as the original."""
 
-    def __init__(self, protected: Protected, home: Path | None = None) -> None:
-        """`home`: the state home, where launchers guarding the workspace at once meet."""
+    def __init__(
+        self, protected: Protected, home: Path | None = None, workspace: Path | None = None
+    ) -> None:
+        """`home`: the state home, where launchers guarding the workspace at once meet;
+        `workspace`: where to note the git dirs (`nested`) when the copy is taken."""
         self.protected = protected
         self._key = tuple((os.path.realpath(p.base), p.rel, p.open) for p in protected.places)
         for place in protected.places:  # every session: a link may be newer than the copy
             _unlink_hard_links(place)
-        shared = acquire(protected, self._key, home)
+        shared = acquire(protected, self._key, home, workspace)
         self._shared: _Originals | None = shared
         self._before = shared.before
         self._had = shared.had
+        self.nested = shared.nested
 
     def release(self) -> None:
         """This session is done with the copy; the last one out lets it go (the next
@@ -219,52 +180,64 @@ class Guard:
         if shared is not None:
             let_go(self._key, shared)
 
-    def _now(self, place: Place, before: Tree) -> Tree | None:
-        now = snapshot(place, against=before)
-        if before.keys() != now.keys():
-            return now
-        return now if any(_differs(old, now[key]) for key, old in before.items()) else None
-
     def changed(self) -> list[str]:
         """The places that differ from their copies."""
-        return [p.rel for p, before in self._before if self._now(p, before) is not None]
+        return [p.rel for p, before in self._before if _changed(p, before) is not None]
 
     def restore(self) -> list[str]:
-        """Put every changed place back; the places put back (or that could not be).
-        Each is looked at just before it is put back: one place's repair (a `.git` symlink
-        removed) changes what the next one sees."""
-        said: list[str] = []
-        for place, before in self._before:
-            now = self._now(place, before)
-            if now is None:
-                continue
-            if not complete(before):  # a tree cut short: what it held cannot be made again
-                said.append(f"{place.rel} (changed; too large to put back)")
-                continue
-            try:
-                lost = put_back(place, before, now)
-            except OSError as exc:
-                said.append(f"{place.rel} (could not be put back: {exc.strerror})")
-                continue
-            said.append(
-                place.rel
-                + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
-            )
-            self._tidy(place)
-        return said
+        """Put every changed place back; the places put back (or that could not be)."""
+        return restore_all(self._before, self._had)
 
-    def _tidy(self, place: Place) -> None:
-        """Remove the now empty directories on the way to the model's own it made."""
-        for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
-            if (place.base, way) not in self._had:
-                with contextlib.suppress(OSError):
-                    parts = PurePosixPath(way).parts
-                    root = os.open(place.base, _DIR_FLAGS)
-                    try:
-                        parent = _open_dir(root, parts[:-1])
-                    finally:
-                        os.close(root)
-                    try:
-                        os.rmdir(parts[-1], dir_fd=parent)
-                    finally:
-                        os.close(parent)
+    @property
+    def record_dir(self) -> Path | None:
+        """Where launchers guarding the workspace meet (None: this process only)."""
+        shared = self._shared
+        return shared.record.dir if shared is not None and shared.record is not None else None
+
+
+def _changed(place: Place, before: Tree) -> Tree | None:
+    now = snapshot(place, against=before)
+    if before.keys() != now.keys():
+        return now
+    return now if any(_differs(old, now[key]) for key, old in before.items()) else None
+
+
+def restore_all(before_all: list[tuple[Place, Tree]], had: set[tuple[Path, str]]) -> list[str]:
+    """Put every changed place back as `before_all` says; the places put back (or that
+    could not be). Each is looked at just before it is put back: one place's repair (a
+    `.git` symlink removed) changes what the next one sees."""
+    said: list[str] = []
+    for place, before in before_all:
+        now = _changed(place, before)
+        if now is None:
+            continue
+        if not complete(before):  # a tree cut short: what it held cannot be made again
+            said.append(f"{place.rel} (changed; too large to put back)")
+            continue
+        try:
+            lost = put_back(place, before, now)
+        except OSError as exc:
+            said.append(f"{place.rel} (could not be put back: {exc.strerror})")
+            continue
+        said.append(
+            place.rel + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
+        )
+        _tidy(place, had)
+    return said
+
+
+def _tidy(place: Place, had: set[tuple[Path, str]]) -> None:
+    """Remove the now empty directories on the way to the model's own it made."""
+    for way in sorted(_ancestors(place.open), key=_depth, reverse=True):
+        if (place.base, way) not in had:
+            with contextlib.suppress(OSError):
+                parts = PurePosixPath(way).parts
+                root = os.open(place.base, _DIR_FLAGS)
+                try:
+                    parent = _open_dir(root, parts[:-1])
+                finally:
+                    os.close(root)
+                try:
+                    os.rmdir(parts[-1], dir_fd=parent)
+                finally:
+                    os.close(parent)

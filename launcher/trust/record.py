@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.trust import Place, Protected
+from launcher.trust.nested import Scan, scan
 from launcher.trust.snapshot import Node, Tree, _ancestors, _Budget, snapshot
 
 
@@ -27,6 +28,8 @@ class _Originals:
     had: set[tuple[Path, str]]
     users: int = 0
     record: _Record | None = None  # where other launchers of the workspace meet
+    nested: Scan | None = None  # the workspace's git dirs then (None: not looked for)
+    workspace: Path | None = None
 
 
 def _encode(originals: _Originals) -> str:
@@ -37,7 +40,32 @@ def _encode(originals: _Originals) -> str:
 
     trees = [{rel: node(n) for rel, n in tree.items()} for _, tree in originals.before]
     had = sorted([str(base), way] for base, way in originals.had)
-    return json.dumps({"trees": trees, "had": had})
+    # The places too: the watchdog of a launcher that died puts them back from this alone.
+    places = [[str(p.base), p.rel, list(p.open)] for p, _ in originals.before]
+    nested = originals.nested
+    return json.dumps(
+        {
+            "trees": trees,
+            "had": had,
+            "places": places,
+            "workspace": None if originals.workspace is None else str(originals.workspace),
+            "nested": None
+            if nested is None
+            else {
+                "gitdirs": {k: v.hex() for k, v in nested.gitdirs.items()},
+                "pointers": {k: v.hex() for k, v in nested.pointers.items()},
+                "cut": nested.cut,
+            },
+        }
+    )
+
+
+def places_of(text: str) -> Protected:
+    """The places a record was taken of (for putting them back without a session)."""
+    raw = json.loads(text)
+    return Protected(
+        tuple(Place(Path(str(b)), str(r), tuple(map(str, o))) for b, r, o in raw["places"])
+    )
 
 
 def _decode(text: str, protected: Protected) -> _Originals:
@@ -61,7 +89,16 @@ def _decode(text: str, protected: Protected) -> _Originals:
         (place, {rel: node(f) for rel, f in tree.items()})
         for place, tree in zip(protected.places, trees, strict=True)
     ]
-    return _Originals(before, {(Path(b), w) for b, w in raw["had"]})
+    originals = _Originals(before, {(Path(b), w) for b, w in raw["had"]})
+    if raw.get("workspace") is not None and raw.get("nested") is not None:
+        found = raw["nested"]
+        originals.workspace = Path(str(raw["workspace"]))
+        originals.nested = Scan(
+            {str(k): bytes.fromhex(str(v)) for k, v in found["gitdirs"].items()},
+            {str(k): bytes.fromhex(str(v)) for k, v in found["pointers"].items()},
+            None if found["cut"] is None else str(found["cut"]),
+        )
+    return originals
 
 
 def _started(pid: int) -> str:
@@ -82,7 +119,16 @@ def _alive(pid: int, started: str) -> bool:
         return False
     except PermissionError:
         pass  # another user's: alive
-    return _started(pid) == started
+    return _started(pid) == started and not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A launcher that died but is not reaped yet (its parent has not waited) is dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            return stat_file.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 class _Record:
@@ -91,10 +137,35 @@ class _Record:
     launcher (named for its process id; a dead one's is not counted). The state home is
     denied to the sandboxed model, so the copy is the launcher's own."""
 
-    def __init__(self, home: Path, key: object) -> None:
-        self.dir = home / "guard" / hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+    def __init__(self, home: Path, key: object, folder: Path | None = None) -> None:
+        """`folder`: the record's own directory, given (the watchdog's: no key to hash)."""
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+        self.dir = folder if folder is not None else home / "guard" / digest
         pid = os.getpid()
         self.me = f"{pid}-{_started(pid)}-{secrets.token_hex(6)}"
+
+    def orphaned(self) -> str | None:
+        """The copy, when no launcher that joined the record is alive (taken: removed);
+        None while one still is, or when there is none."""
+        fd = self._locked()
+        try:
+            copy = self.dir / "originals.json"
+            if self._live() or not copy.exists():
+                return None
+            text = copy.read_text()
+            return text
+        finally:
+            os.close(fd)
+
+    def forget(self) -> None:
+        """Remove the copy (the places were put back), unless a launcher joined meanwhile."""
+        fd = self._locked()
+        try:
+            if not self._live():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.dir / "originals.json")
+        finally:
+            os.close(fd)
 
     def _live(self) -> list[str]:
         users = self.dir / "users"
@@ -117,7 +188,7 @@ class _Record:
         fcntl.flock(fd, fcntl.LOCK_EX)  # held for one copy at most
         return fd
 
-    def join(self, protected: Protected) -> _Originals:
+    def join(self, protected: Protected, workspace: Path | None) -> _Originals:
         """The live launchers' originals, or (none live) a fresh copy; this one counted."""
         fd = self._locked()
         try:
@@ -127,7 +198,7 @@ class _Record:
                 with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
                     originals = _decode(copy.read_text(), protected)
             if originals is None:
-                originals = _originals(protected)
+                originals = _originals(protected, workspace)
                 tmp = self.dir / f".originals-{self.me}"
                 out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
                 with os.fdopen(out, "w", encoding="utf-8") as file:
@@ -155,7 +226,7 @@ _ORIGINALS: dict[tuple[tuple[str, str, tuple[str, ...]], ...], _Originals] = {}
 _ORIGINALS_LOCK = threading.Lock()
 
 
-def _originals(protected: Protected) -> _Originals:
+def _originals(protected: Protected, workspace: Path | None = None) -> _Originals:
     budget = _Budget()
     before = [(place, snapshot(place, budget)) for place in protected.places]
     # Directories on the way to the model's own that were there: never removed.
@@ -165,13 +236,19 @@ def _originals(protected: Protected) -> _Originals:
         for way in _ancestors(p.open)
         if os.path.lexists(p.base / way)
     }
-    return _Originals(before, had)
+    originals = _Originals(before, had)
+    if workspace is not None:  # its git dirs now: the user's (the model's come later)
+        originals.workspace = Path(os.path.realpath(workspace))
+        originals.nested = scan(originals.workspace)
+    return originals
 
 
 Key = tuple[tuple[str, str, tuple[str, ...]], ...]
 
 
-def acquire(protected: Protected, key: Key, home: Path | None) -> _Originals:
+def acquire(
+    protected: Protected, key: Key, home: Path | None, workspace: Path | None = None
+) -> _Originals:
     """The originals of the places in `key`: the live sessions' ones, or a fresh copy."""
     with _ORIGINALS_LOCK:
         shared = _ORIGINALS.get(key)
@@ -179,10 +256,10 @@ def acquire(protected: Protected, key: Key, home: Path | None) -> _Originals:
             if home is not None and protected.places:
                 record = _Record(home, key)
                 with contextlib.suppress(OSError):  # an unusable home: this process only
-                    shared = record.join(protected)
+                    shared = record.join(protected, workspace)
                     shared.record = record
             if shared is None:
-                shared = _originals(protected)
+                shared = _originals(protected, workspace)
             _ORIGINALS[key] = shared
         shared.users += 1
         return shared

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -187,3 +188,45 @@ def _ancestors(paths: tuple[str, ...]) -> set[str]:
         parts = PurePosixPath(path).parts
         found.update("/".join(parts[:n]) for n in range(1, len(parts)))
     return found
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """Remove `name` under `parent`, a directory at any depth, never following a link:
+    sub-directories are moved up beside it first, so nothing recurses."""
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        try:
+            st = os.lstat(current, dir_fd=parent)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(current, dir_fd=parent)
+            continue
+        if stat.S_IMODE(st.st_mode) & 0o700 != 0o700:  # a 0000 directory the model made
+            _open_up(parent, current)
+        fd = os.open(current, _DIR_FLAGS, dir_fd=parent)
+        try:
+            for child in os.listdir(fd):
+                if stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+                    hoisted = f".subagent-removing-{secrets.token_hex(6)}"
+                    os.rename(child, hoisted, src_dir_fd=fd, dst_dir_fd=parent)
+                    pending.append(hoisted)
+                else:
+                    os.unlink(child, dir_fd=fd)
+        finally:
+            os.close(fd)
+        os.rmdir(current, dir_fd=parent)
+
+
+def _open_up(parent: int, name: str) -> None:
+    """Give the owner rwx on directory `name` (not through a link where Linux can say so)."""
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path:
+        os.chmod(name, 0o700, dir_fd=parent)
+        return
+    fd = os.open(name, o_path | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+    finally:
+        os.close(fd)

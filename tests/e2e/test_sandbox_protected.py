@@ -284,7 +284,7 @@ def test_where_a_mount_namespace_can_be_had_protected_places_are_read_only(
 def test_a_process_outliving_its_command_cannot_change_a_protected_place(who: str) -> None:
     """A `setsid` process lives until the session's end, past its command's putting back:
     the read-only bind holds it — root's own mount namespace, or an unprivileged launcher's
-    holder namespace (user namespaces and nsenter 2.38+)."""
+    holder namespace (where user namespaces are allowed)."""
     if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
@@ -302,10 +302,6 @@ def test_a_process_outliving_its_command_cannot_change_a_protected_place(who: st
 
 def holder_problem() -> str | None:
     """Why an unprivileged launcher would have no holder namespace here, else None."""
-    from launcher.tools.sandbox.readonly import nsenter
-
-    if nsenter() is None:
-        return "no nsenter with --wdns (util-linux 2.38+)"
     if not user_can(["unshare", "--user", "--map-current-user", "--mount", "true"]):
         return "the unprivileged user may make no user namespace"
     return None
@@ -434,3 +430,55 @@ def test_a_batch_session_starting_beside_a_plant_never_puts_it_back(who: str) ->
                      cwd=w.repo)  # fmt: skip
         assert nxt.returncode == 0, nxt.stderr
         assert sorted(p.name for p in mark.iterdir()) == []
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
+    """SIGKILL the launcher while its command, which changed protected places (a new
+    `.subagent/mcp.json`, the repository's config), still runs: its watchdog puts them back
+    once it has ended the command's processes."""
+    with world({"README.md": "# project\n"}) as w:
+        config = (w.repo / ".git/config").read_bytes()
+        started = w.repo / "started.txt"
+        command = (
+            "mkdir -p .subagent && echo '{}' > .subagent/mcp.json; echo '{}' > .mcp.json;"
+            " git config core.fsmonitor 'touch /nonexistent' 2>/dev/null;"
+            " git init -q sub && git -C sub config core.pager 'touch /nonexistent';"
+            f" echo yes > {started}; sleep 600"
+        )
+        model = script(w, "kill", [("bash", {"command": command})])
+        argv = _argv(who)
+        _own(w, who)
+        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
+        proc = subprocess.Popen(
+            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
+            cwd=w.root,
+            env=_env(w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: started.exists(), "the command")
+            assert os.path.lexists(w.repo / ".subagent/mcp.json")  # not refused: made
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=WAIT_S)
+            _wait_for(
+                lambda: (
+                    not os.path.lexists(w.repo / ".subagent")
+                    and not os.path.lexists(w.repo / ".mcp.json")
+                ),
+                "the protected places to be put back",
+            )
+            assert (w.repo / ".git/config").read_bytes() == config
+            # The git repository the command made is defused too (its config runs nothing).
+            _wait_for(
+                lambda: "pager" not in (w.repo / "sub/.git/config").read_text(),
+                "the model's repository to be defused",
+            )
+            guards = list((w.state / "guard").glob("*/originals.json"))
+            assert guards == [], guards  # the last user gone: the copy goes too
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)

@@ -8,6 +8,7 @@ means `required` for every agent.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -15,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from subprocess import DEVNULL, PIPE, STDOUT
 from typing import Any
 
 import anyio
@@ -26,12 +28,14 @@ from launcher.procs import cgroup
 from launcher.procs.watchdog import TMP_PREFIX
 from launcher.tools.sandbox import namespaces
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
+from launcher.tools.sandbox.entry import ForkServer
 from launcher.tools.sandbox.namespaces import namespaces_problem
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
-from launcher.tools.sandbox.readonly import Holder, nsenter
+from launcher.tools.sandbox.readonly import Holder
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
+from launcher.trust.nested import NestedGuard
 
 __all__ = [
     "LEGACY_VAR",
@@ -90,9 +94,11 @@ class ShellSandbox:
         home: Path,
         env: Mapping[str, str] | None = None,
         on_tmp: Callable[[Path], None] | None = None,
+        on_record: Callable[[Path], None] | None = None,
     ) -> None:
         """`on_tmp` is told the private temporary directory once made (the watchdog removes
-        it if the launcher dies)."""
+        it if the launcher dies), `on_record` the record of the protected places (the
+        watchdog puts them back if the launcher dies mid-command)."""
         # None: the agent omitted the field and no config default was applied (`on`).
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
@@ -108,10 +114,24 @@ class ShellSandbox:
             if self.mode is SandboxMode.OFF
             else protected_set(workspace, write_config=settings.write_config)
         )
-        self.guard = Guard(protected, home=state_home)
+        off = self.mode is SandboxMode.OFF
+        self.guard = Guard(protected, home=state_home, workspace=None if off else workspace)
+        if on_record is not None and self.guard.record_dir is not None:
+            on_record(self.guard.record_dir)
+        # The git repositories in the workspace when the first live session of it started
+        # are the user's; later ones the model's (noted with the copy, shared like it).
+        before = self.guard.nested
+        self.nested = (
+            None
+            if off
+            else NestedGuard.start(workspace)
+            if before is None  # a copy taken without (an older launcher's record)
+            else NestedGuard.of(workspace, before)
+        )
         self._lock = threading.Lock()
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
+        self._server: ForkServer | None = None
         self._tmp: Path | None = None
         self._on_tmp = on_tmp
 
@@ -121,9 +141,27 @@ class ShellSandbox:
         return self.mode is not SandboxMode.OFF and self.problem is None
 
     @property
+    def way(self) -> str:
+        """How commands get their read-only world, once one ran: `own namespace` (root),
+        `fork server` (inside the holder's), `none` (Landlock alone), or `not started`."""
+        if self._spawner is None:
+            return "not started"
+        if self._server is not None:
+            return "fork server"
+        from launcher.tools.sandbox.privileges import can_remount
+
+        return "own namespace" if can_remount() else "none"
+
+    @property
     def refuses(self) -> bool:
         """Whether every command must be refused: `required`, and no mechanism."""
         return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    @property
+    def unchecked(self) -> str | None:
+        """Where the walk for the model's git repositories was cut short (the workspace is
+        too large or deep to vouch for): commands are refused from then on; else None."""
+        return None if self.nested is None else self.nested.cut
 
     def policy(self) -> SandboxPolicy:
         """This session's policy (creates its private temporary directory)."""
@@ -161,10 +199,16 @@ class ShellSandbox:
         spawner = self._spawner
         if spawner is None:
             spawner = await anyio.to_thread.run_sync(self._start_spawner, argv)
-        holder = self._holder
-        if holder is not None:  # not root: the read-only world is the holder's
-            argv = holder.wrap(argv, str(kwargs.get("cwd") or os.getcwd()))
-            kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), *holder.fds)
+        server = self._server
+        if server is not None:  # not root: commands start inside the holder's namespaces
+            from launcher.tools.sandbox import entry
+
+            if (kwargs.get("stdout"), kwargs.get("stderr")) != (PIPE, STDOUT):
+                raise ValueError("a sandboxed command's output is one pipe")
+            if kwargs.get("stdin") not in (None, DEVNULL):
+                raise ValueError("a sandboxed command reads no input")
+            cwd = str(kwargs.get("cwd") or os.getcwd())  # resolved in there, not here
+            return await entry.start(server, argv, env=kwargs.get("env") or {}, cwd=cwd)
         popen = await spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
         return ConfinedProcess(popen)
 
@@ -175,8 +219,18 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
-                self._holder = _holder(policy)
-                self._spawner = ConfinedSpawner(policy)
+                spawner = ConfinedSpawner(policy)
+                holder = _holder(policy)
+                if holder is not None:
+                    try:
+                        self._server = ForkServer.start(
+                            spawner.popen_sync, holder.fds, network=policy.network
+                        )
+                    except OSError as exc:  # as with no holder: Landlock and seccomp hold
+                        logging.getLogger(__name__).warning("sandbox: no fork server (%s)", exc)
+                        holder.close()
+                        holder = None
+                self._holder, self._spawner = holder, spawner
             return self._spawner
 
     def restore_protected(self) -> list[str]:
@@ -184,17 +238,28 @@ class ShellSandbox:
         places; the places put back."""
         return self.guard.restore()
 
+    def defuse_nested(self) -> list[str]:
+        """Defuse the git repositories the model made (or changed) in the workspace; what
+        was done, one line per repository."""
+        return [] if self.nested is None else self.nested.check()
+
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
         temporary directory."""
         try:
             self.restore_protected()
+            defused = self.defuse_nested()
+            if defused:
+                sys.stderr.write(f"subagent: {defused_line(defused)}\n")
         finally:
             self.guard.release()
         with self._lock:
             spawner, self._spawner = self._spawner, None
             tmp, self._tmp = self._tmp, None
             holder, self._holder = self._holder, None
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
         if spawner is not None:
             spawner.close()
         if holder is not None:
@@ -203,17 +268,25 @@ class ShellSandbox:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def defused_line(defused: list[str]) -> str:
+    """What is said of the model's git repositories defused (the user's git would have run
+    their config or hooks)."""
+    return (
+        "git repositories the model made were defused (config keys that run programs and "
+        f"hooks removed): {', '.join(defused)}"
+    )
+
+
 def _holder(policy: SandboxPolicy) -> Holder | None:
-    """Not root: a holder of the read-only world, where user namespaces and a recent
-    `nsenter` allow one (else None: the mode, times and attributes of this user's files
-    outside the roots stay changeable; docs/security.md says so)."""
+    """Not root: a holder of the read-only world, where user namespaces allow one (else
+    None: the mode, times and attributes of this user's files outside the roots stay
+    changeable; docs/security.md says so)."""
     from launcher.tools.sandbox.privileges import can_remount
 
-    tool = nsenter()
-    if tool is None or can_remount():
+    if can_remount():
         return None
     try:
-        return Holder(policy, tool)
+        return Holder(policy)
     except OSError:
         return None
 

@@ -4,11 +4,12 @@ A root launcher's confined thread makes its own mount namespace (privileges.py).
 of a process with threads cannot make the user namespace an unprivileged one needs, so a
 small holder process per session does: it maps only this user, makes every mount
 read-only but the writable roots and files, binds the protected places inside them read-only
-(mounts.py), and waits. Each command then starts as
-`nsenter` into the holder's user and mount namespaces (by descriptors passed to it: the
-shell may not open the holder's /proc entries) and only then runs the command, in its
-working directory resolved there. The command keeps this user's uid, with no capability:
-it cannot remount, and a user namespace it makes gets these mounts locked read-only.
+(mounts.py), and waits. The launcher keeps descriptors of its user and mount namespaces
+(the shell may not open the holder's /proc entries), and the session's fork server
+(entry.py) enters them by those, once, and starts every command from inside. A command
+keeps this user's uid, with no capability: it cannot remount, and a user namespace it
+makes gets these mounts locked read-only. The holder's death changes nothing: the
+descriptors keep the namespaces.
 """
 
 from __future__ import annotations
@@ -16,44 +17,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from launcher.procs import cgroup, strays
+from launcher.procs import strays
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READY_LIMIT_S = 60.0
 """How long the holder may take to say `ready` (an interpreter start-up on a loaded box)."""
 HOLDER = Path(__file__).with_name("privileges.py")
-SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-
-_nsenter: list[str | None] = []
-
-
-def nsenter() -> str | None:
-    """The `nsenter` that can resolve a working directory inside the namespace (util-linux
-    2.38+: `--wdns`), or None."""
-    if not _nsenter:
-        # The system's, never one on a PATH the model's workspace may be part of.
-        found = shutil.which("nsenter", path=SYSTEM_PATH)
-        if found is not None:
-            try:
-                usage = subprocess.run(
-                    [found, "--help"], capture_output=True, text=True, timeout=READY_LIMIT_S
-                ).stdout
-            except (OSError, subprocess.TimeoutExpired):
-                usage = ""
-            found = found if "--wdns" in usage else None
-        _nsenter.append(found)
-    return _nsenter[0]
 
 
 class Holder:
     """One session's user and mount namespaces, held by a process that waits on stdin."""
 
-    def __init__(self, policy: SandboxPolicy, tool: str) -> None:
+    def __init__(self, policy: SandboxPolicy) -> None:
         spec = {
             "writable": [str(p) for p in policy.writable],
             "writable_files": [str(p) for p in policy.writable_files],
@@ -61,7 +40,6 @@ class Holder:
             # a process that outlives its command cannot change them before the put-back.
             "protected": [str(p) for p in policy.protected],
         }
-        self._tool = tool
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-S", str(HOLDER), json.dumps(spec)],
             stdin=subprocess.PIPE,
@@ -82,23 +60,6 @@ class Holder:
             os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
             for name in ("user", "mnt")
         )
-
-    def wrap(self, argv: list[str], cwd: str) -> list[str]:
-        """`argv` entered into the namespaces (after a cgroup join, which needs the host's
-        mounts); pass `self.fds` to it."""
-        join: list[str] = []
-        if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
-            join, argv = argv[:4], argv[4:]
-        user, mnt = self.fds
-        enter = [
-            self._tool,
-            f"--user=/proc/self/fd/{user}",
-            f"--mount=/proc/self/fd/{mnt}",
-            "--preserve-credentials",
-            f"--wdns={cwd}",
-            "--",
-        ]
-        return [*join, *enter, *argv]
 
     def close(self) -> None:
         """End the holder; the namespaces end with the last command in them."""

@@ -78,6 +78,19 @@ class ConfinedSpawner:
             await started.wait()
         return result.result()
 
+    def popen_sync(self, argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        """`popen` for a caller that may block (not the event loop, not this thread)."""
+        result: Future[subprocess.Popen[bytes]] = Future()
+
+        def job() -> None:
+            try:
+                result.set_result(subprocess.Popen(argv, **kwargs))
+            except BaseException as exc:  # handed to the caller, who raises it
+                result.set_exception(exc)
+
+        self._jobs.put(job)
+        return result.result()
+
     def close(self) -> None:
         """End the thread; processes it started are the caller's to end."""
         self._jobs.put(None)
