@@ -76,3 +76,25 @@ def test_off_imports_nothing_of_opentelemetry() -> None:
     assert _modules_after_start({}) == []
     disabled = {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_SDK_DISABLED": "true"}
     assert _modules_after_start(disabled) == []
+
+
+def test_exporting_over_http_loads_no_protobuf_runtime_nor_otlp_exporter() -> None:
+    """The OTLP/HTTP path writes its protobuf itself and posts with the stdlib: of the `otel`
+    extra only the SDK is loaded (the exporter package and `requests` cost ~0.1 s)."""
+    code = (
+        "import json, sys\n"
+        "from launcher import telemetry\n"
+        "t = telemetry.start()\n"
+        "heavy = ('opentelemetry.exporter', 'opentelemetry.proto', 'google.protobuf',\n"
+        "         'requests', 'urllib3')\n"
+        "print(json.dumps([t.on, sorted(m for m in sys.modules if m.startswith(heavy))]))\n"
+        "telemetry.shutdown(0.1)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    on, heavy = json.loads(out.stdout)
+    assert on is True
+    assert heavy == []

@@ -4,6 +4,8 @@ JSON lines. Down the worker's stdin: first the Job, then control messages (`stee
 `stop`, `answer`). Up its stdout: the session's event stream (events.py's JSON form), and
 `ask` messages (an input request of one of its MCP servers, for the host; the only lines
 with an `op`). Stdin EOF means the driver is gone: the worker stops and closes its session.
+A worker on a Ray node (`--sealed`) first writes a `seal_key` line and reads a `sealed`
+one, which holds its Job (procs/sealed.py): the Ray driver takes both, before this pipe.
 """
 
 from __future__ import annotations

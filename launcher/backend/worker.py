@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -53,6 +54,9 @@ FULL_PRELOAD = (
 )
 """What only some sessions import (an HTTP model, MCP servers), with the model client's
 trust store: a spare started without `--lean` loads these too."""
+SEALED_FLAG = "--sealed"
+"""The worker's argument on a Ray node: it offers a key and opens its Job and serve's
+secrets, sealed to it (procs/sealed.py)."""
 PR_SET_NAME = 15
 PR_GET_NAME = 16
 
@@ -277,14 +281,38 @@ def _set_name(name: str) -> str:
     return before.value.decode(errors="replace")
 
 
+def _open_sealed() -> str | None:
+    """A worker on a Ray node: serve's secrets and Job, sealed to a key made here
+    (procs/sealed.py); the secrets into os.environ as hidden variables, the Job's line
+    returned (None, reported, if the box cannot be opened)."""
+    from launcher.procs.sealed import Opening
+    from launcher.secrets import note_hidden
+
+    opening = Opening()  # this process is non-dumpable already (restore)
+    _write_line(protocol.encode(opening.offer()).decode())
+    try:
+        opened = opening.open(json.loads(sys.stdin.readline() or "{}"))
+    except (ValueError, RecursionError) as exc:
+        _emit_line(AgentEnd(status=RunStatus.ERROR, error=str(exc)))
+        return None
+    os.environ.update(opened.secrets)
+    note_hidden(opened.secrets)
+    return opened.job
+
+
 def main() -> None:
     """Entry point: the job is the first stdin line (`--spare`: preload, then wait for it;
-    `--lean`: preload only what every session needs)."""
+    `--lean`: preload only what every session needs; `--sealed`: the Job and serve's
+    secrets come first, sealed to a key this worker offers)."""
     from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
 
     restore()  # the secrets serve handed over, before anything reads the environment
+    sealed = SEALED_FLAG in sys.argv[1:]
+    sealed_job = _open_sealed() if sealed else None
+    if sealed and sealed_job is None:
+        os._exit(2)
     # A worker's parent span comes with its job, never from an inherited TRACEPARENT.
     traces = telemetry.start(parent_from_env=False)
     spare = SPARE_FLAG in sys.argv[1:]
@@ -292,7 +320,7 @@ def main() -> None:
         name = _set_name(WARMING_NAME)
         _preload(lean=LEAN_FLAG in sys.argv[1:])
         _set_name(SPARE_NAME)
-    first = sys.stdin.readline()
+    first = sealed_job if sealed_job is not None else sys.stdin.readline()
     if not first:
         os._exit(2)
     if spare:

@@ -7,17 +7,26 @@ session itself is stored by the worker, in SUBAGENT_HOME, as always. Control lin
 (steer, stop, the host's answers) go the other way through a small mailbox actor the
 task's control thread waits on. A stop that does not end the run in time force-cancels
 the task: the Ray worker dies, the sub-agent worker's stdin closes, and it stops.
+
+The worker gets what a local worker gets. Its environment block: this node's variables
+that are not secret, and serve's own that a worker reads (`handed_env`: `SUBAGENT_*` —
+the sandbox mode, the token file's deny rule, to which the node's Ray token file is
+added —, `OTEL_*`, the trace context). Its Job and its secrets (serve's model keys, the
+callers' tokens it masks) are never a task argument, a variable Ray sets, or anything
+Ray holds in the clear: the worker, once non-dumpable, offers a key over a socket, and
+serve sends them sealed to it (procs/sealed.py). The node's own secret variables (Ray's
+token) are not passed on at all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import asdict
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +43,48 @@ from launcher.engines.ray_engine import (
     _ray_logs_to,
 )
 from launcher.errors import RunError, UsageError
+from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, handed_secrets
+from launcher.procs.sealed import SEAL_KEY_OP, seal
+from launcher.secrets import DENY_READ_VAR, public_environment, secret_files
 from launcher.state import state_home
+
+RAY_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
+RAY_DEFAULT_TOKEN = Path(".ray") / "auth_token"
+"""Under the home: where Ray keeps a cluster's token when RAY_AUTH_TOKEN_PATH is unset."""
+HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
+HANDED_PREFIXES = ("SUBAGENT_", "OTEL_")
+"""serve's variables a worker on a node gets in its block, as a local worker inherits them."""
+SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
+"""The worker, told its secrets come sealed before its Job (backend/worker.py)."""
+
+
+def ray_token_files(environ: Mapping[str, str]) -> list[Path]:
+    """This node's Ray token files (the cluster's key: whoever reads one may run code on
+    every node): where RAY_AUTH_TOKEN_PATH says, and Ray's default."""
+    named = [environ.get(RAY_TOKEN_PATH_ENV, ""), str(Path.home() / RAY_DEFAULT_TOKEN)]
+    return [Path(os.path.realpath(p)) for p in named if p and os.path.isfile(p)]
+
+
+def worker_env(env: Mapping[str, str]) -> dict[str, str]:
+    """On the node: the worker's environment block. This node's variables that are not
+    secret, then serve's (`env`); the files denied to it are serve's and this node's
+    (its token file, the Ray token)."""
+    node = public_environment()
+    denied = [*secret_files(node), *secret_files(env), *ray_token_files(os.environ)]
+    block = {**node, **env}
+    if denied:
+        block[DENY_READ_VAR] = os.pathsep.join(dict.fromkeys(str(p) for p in denied))
+    return block
+
+
+def handed_env() -> dict[str, str]:
+    """serve's variables for a worker's environment block on a Ray node: the not-secret
+    ones a worker reads (a secret-named one never: secrets travel sealed)."""
+    return {
+        k: v
+        for k, v in public_environment().items()
+        if (k in HANDED_NAMES or k.startswith(HANDED_PREFIXES)) and k != HANDOVER_VAR
+    }
 
 
 class Mailbox:
@@ -55,27 +105,47 @@ class Mailbox:
 
 
 def stream_on_node(
-    job: dict[str, Any], env: dict[str, str], log_path: str, mailbox: Any
+    workspace: str, env: dict[str, str], log_path: str, mailbox: Any
 ) -> Iterator[str]:
-    """The Ray task body: the worker process to its end, each line it writes yielded."""
+    """The Ray task body: the worker process (in `workspace`) to its end, each line it
+    writes yielded.
+
+    `env`: serve's variables for the worker's block (`handed_env`). The worker's first
+    line offers its key; the mailbox's first message is serve's answer, its Job and
+    secrets sealed to that key: the task never holds them in the clear.
+    """
     import ray
 
-    spec = Job(**job)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "launcher.backend.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            cwd=spec.workspace,
-            env={**os.environ, **env},
-            start_new_session=True,
-        )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin = proc.stdin
-    stdin.write(spec.to_line())
-    stdin.flush()
+    # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
+    # any secret, as a local worker does; this node's own secrets stay out of its block.
+    handover = PulledHandover({"secret": {}}, worker_env(env))
+    # Its stdin and stdout are sockets, not pipes: any process of this user may open a
+    # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
+    # offer of its own and read the sealed answer; a socket cannot be opened that way.
+    down, worker_in = socket.socketpair()
+    up, worker_out = socket.socketpair()
+    with open(log_path, "ab") as errlog, down, up:
+        try:
+            proc = subprocess.Popen(
+                SEALED_ARGV,
+                stdin=worker_in.fileno(),
+                stdout=worker_out.fileno(),
+                stderr=errlog,
+                cwd=workspace,
+                env=handover.env,
+                pass_fds=(handover.fd,),
+                start_new_session=True,
+            )
+        except BaseException:
+            handover.close()
+            raise
+        finally:
+            worker_in.close()
+            worker_out.close()
+        # The files keep the sockets open; closing `stdin` is the worker's EOF.
+        stdin, stdout = down.makefile("wb"), up.makefile("rb")
+    handover.answer(proc.pid)
 
     def relay_control() -> None:
         # Until the mailbox says no more (or is gone): each message down the worker's stdin.
@@ -83,28 +153,50 @@ def stream_on_node(
             while (message := ray.get(mailbox.take.remote())) is not None:
                 stdin.write(protocol.encode(message))
                 stdin.flush()
+        # serve let go of the run (its mailbox gone): a worker still running stops, one
+        # still waiting for its secrets ends.
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
 
     threading.Thread(target=relay_control, name="serve-control", daemon=True).start()
     try:
-        for raw in proc.stdout:
+        for raw in stdout:
             yield raw.decode("utf-8", "replace")
     finally:
         # Its stdin's EOF (this task gone) is what stops a worker still running.
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             stdin.close()
         proc.wait()
+        stdout.close()
 
 
 class RayRemote:
     """A run's worker on a Ray node, as the pool controls it (pool.Remote)."""
 
-    def __init__(self, ray: Any, mailbox: Any, stream: Any) -> None:
+    def __init__(self, ray: Any, mailbox: Any, stream: Any, job: Job) -> None:
         self._ray = ray
         self._mailbox = mailbox
         self._stream = stream
+        self._job = job
+        self._held: list[dict[str, Any]] | None = []
+        """Control lines held until the worker has its secrets (None: sent at once)."""
 
     async def send(self, message: dict[str, Any]) -> None:
+        if self._held is not None:
+            self._held.append(message)
+            return
         await _wrap(self._mailbox.put.remote(message))
+
+    async def hand_over(self, offer: dict[str, Any]) -> None:
+        """Answer the worker's key offer with its Job and serve's secrets sealed to it,
+        then send what was held, in order. Once only: a later offer is never answered."""
+        if self._held is None:
+            return
+        job = self._job.to_line().decode()
+        await _wrap(self._mailbox.put.remote(seal(offer, handed_secrets(), job)))
+        while self._held:  # a send while these go out joins the queue
+            await _wrap(self._mailbox.put.remote(self._held.pop(0)))
+        self._held = None
 
     async def kill(self) -> None:
         self._ray.cancel(self._stream, force=True)
@@ -154,10 +246,9 @@ class RayDriver:
 
     async def __call__(self, entry: SubAgent, job: Job, log_path: Path) -> None:
         ray = await self._connect()
-        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         mailbox = self._mailbox.remote()
-        stream = self._task.remote(asdict(job), env, str(log_path), mailbox)
-        remote = RayRemote(ray, mailbox, stream)
+        stream = self._task.remote(job.workspace, handed_env(), str(log_path), mailbox)
+        remote = RayRemote(ray, mailbox, stream, job)
 
         async def reply(request_id: str, result: dict[str, Any] | None) -> None:
             await remote.send(protocol.answer(request_id, result))
@@ -169,8 +260,16 @@ class RayDriver:
             entry.pending.clear()
             entry.remote = remote
             async with anyio.create_task_group() as tg:
+                offered = False
                 async for ref in stream:
-                    await fold_line(entry, await ref, tg)
+                    line = await ref
+                    if not offered:  # the worker's first line: its key for the secrets
+                        offered = True
+                        offer = protocol.decode(line)
+                        if offer is not None and offer.get("op") == SEAL_KEY_OP:
+                            await remote.hand_over(offer)
+                            continue
+                    await fold_line(entry, line, tg)
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             ray.cancel(stream, force=True)  # serve ends: the task must not run on

@@ -326,8 +326,13 @@ def reexec_hiding(names: Iterable[str]) -> None:
     os.execve(sys.executable, argv, env)
 
 
+def handed_secrets() -> dict[str, str]:
+    """The variables a launcher child gets as secrets, never in its block: this process's
+    secret-named and hidden ones."""
+    return {k: v for k, v in os.environ.items() if is_secret_name(k)}
+
+
 def child_handover() -> PulledHandover:
     """For a launcher child (a serve or batch worker): its scrubbed `env`, the `fd` to pass
     it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not)."""
-    hidden = {k: v for k, v in os.environ.items() if is_secret_name(k)}
-    return PulledHandover({"secret": hidden}, public_environment())
+    return PulledHandover({"secret": handed_secrets()}, public_environment())

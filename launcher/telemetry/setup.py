@@ -1,10 +1,11 @@
 """Export, set up from the standard OTEL_* variables: a tracer provider sending OTLP batches.
 
-The exporter reads its own variables (endpoint, headers, timeout, compression); here:
-the protocol (`http/protobuf` by default, `grpc` where its package is installed), the
-resource (`service.name` defaults to `subagent`), and the process's end: whatever way it
-ends (normal, SIGINT, SIGTERM), what is left is sent within FLUSH_LIMIT_S. Imported only
-when an endpoint is set; without the `otel` extra it says so once and traces stay off.
+The exporter (otlp_http.py; the SDK's own where only it will do, and for gRPC) reads the
+endpoint, headers, timeout, compression and certificates; here: the protocol
+(`http/protobuf` by default, `grpc` where its package is installed), the resource
+(`service.name` defaults to `subagent`), and the process's end: whatever way it ends
+(normal, SIGINT, SIGTERM), what is left is sent within FLUSH_LIMIT_S. Imported only when
+an endpoint is set; without the `otel` extra it says so once and traces stay off.
 """
 
 from __future__ import annotations
@@ -47,6 +48,24 @@ class FirstTrouble(logging.Handler):
             say(f"{record.getMessage()} (later trouble exporting is not shown)")
 
 
+SDK_ONLY_VARIABLES = (
+    "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+    "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER",
+)
+"""Variables only the SDK's exporter acts on (its plug-ins and its own metrics)."""
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def needs_sdk_exporter(env: Mapping[str, str]) -> bool:
+    """Whether `env` asks for what only the SDK's OTLP/HTTP exporter does: proxies (its
+    `requests` honours the proxy variables), credential providers, its own metrics."""
+    if any(env.get(name) for name in SDK_ONLY_VARIABLES):
+        return True
+    if env.get("OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED", "").strip().lower() == "true":
+        return True
+    return any(env.get(name) or env.get(name.upper()) for name in PROXY_VARIABLES)
+
+
 def protocol(env: Mapping[str, str]) -> str:
     """The OTLP protocol asked for (the traces-only variable wins), default http/protobuf."""
     for name in PROTOCOL_VARIABLES:
@@ -75,14 +94,25 @@ def exporter(env: Mapping[str, str]) -> Any:
     if asked not in ("http/protobuf", "http/json"):
         say(f"unknown OTLP protocol {asked!r} (grpc, http/protobuf); traces are not exported")
         return None
+    if asked == "http/json":
+        say("protocol http/json is not supported; sending http/protobuf")
+    if needs_sdk_exporter(env):
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError:
+            say(f"{endpoint} is set, but exporting needs the OpenTelemetry SDK: {INSTALL_HINT}")
+            return None
+        return OTLPSpanExporter()
     try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from launcher.telemetry.otlp_http import OtlpHttpExporter
     except ImportError:
         say(f"{endpoint} is set, but exporting needs the OpenTelemetry SDK: {INSTALL_HINT}")
         return None
-    if asked == "http/json":
-        say("protocol http/json is not supported; sending http/protobuf")
-    return OTLPSpanExporter()
+    try:
+        return OtlpHttpExporter(env)
+    except (ValueError, OSError) as error:  # a malformed endpoint, an unreadable certificate
+        say(f"{endpoint} is set, but traces cannot be exported: {error}")
+        return None
 
 
 def resource(env: Mapping[str, str]) -> Any:
@@ -120,8 +150,12 @@ def build(env: Mapping[str, str], *, parent_from_env: bool) -> Tracing | None:
     if spans is None:
         return None
     sdk_log = logging.getLogger("opentelemetry")
-    sdk_log.addHandler(FirstTrouble())
+    trouble = FirstTrouble()  # one for both: the first trouble of either is said, once
+    sdk_log.addHandler(trouble)
     sdk_log.propagate = False
+    own_log = logging.getLogger("launcher.telemetry.otlp_http")
+    own_log.addHandler(trouble)
+    own_log.propagate = False
     provider = TracerProvider(resource=resource(env), shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(spans))
     trace.set_tracer_provider(provider)

@@ -190,3 +190,39 @@ def ancestors(span: Span, spans: list[Span]) -> list[Span]:
         chain.append(parent)
         parent = index.get(parent.parent_id)
     return chain
+
+
+@dataclass
+class GrpcOtlpReceiver(OtlpReceiver):
+    """The same receiver over OTLP/gRPC: a grpcio server on loopback implementing
+    `TraceService/Export` from opentelemetry-proto (pass `endpoint` with protocol grpc)."""
+
+    _grpc_server: Any = None
+    _port: int = 0
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._port}"  # http: the exporter's plaintext channel
+
+    def __enter__(self) -> GrpcOtlpReceiver:
+        from concurrent import futures
+
+        import grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Service(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> ExportTraceServiceResponse:
+                receiver._keep(request)
+                return ExportTraceServiceResponse()
+
+        self._grpc_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Service(), self._grpc_server)
+        self._port = self._grpc_server.add_insecure_port("127.0.0.1:0")
+        self._grpc_server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._grpc_server is not None
+        self._grpc_server.stop(RECEIVER_SHUTDOWN_S).wait(RECEIVER_SHUTDOWN_S)

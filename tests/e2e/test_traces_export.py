@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e.conftest import RUN_LIMIT_S, Subagent, signal_as_user, stub, write_config
 from tests.e2e.model_stub import ModelStub, openai_stream
-from tests.e2e.otlp_receiver import OtlpReceiver, named
+from tests.e2e.otlp_receiver import GrpcOtlpReceiver, OtlpReceiver, named
 from tests.e2e.spawn_support import call_log
 
 pytestmark = pytest.mark.e2e
@@ -273,3 +273,38 @@ def test_a_collector_that_is_down_is_said_once_and_costs_the_run_nothing(
     said = [line for line in run.stderr.splitlines() if line.startswith("subagent: traces:")]
     assert len(said) == 1, run.stderr
     assert "later trouble exporting is not shown" in said[0]
+
+
+def test_spawn_exports_its_tree_over_grpc_when_asked(tmp_path: Path, subagent: Subagent) -> None:
+    log = tmp_path / "lazy.calls"
+    config = write_config(tmp_path / "cfg", {"lazy": stub("lazy", "--call-log", str(log))})
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "steps:\n"
+        "  - call: [{tool: lazy__echo, args: {text: hi}}, {tool: ls, args: {}}]\n"
+        "  - say: done\n"
+    )
+    with GrpcOtlpReceiver() as receiver:
+        run = subagent.run(
+            "spawn", "--config-dir", str(config), "--ext", "lazy",
+            "--model", f"scripted:{script}", "go",
+            env=_env(receiver, OTEL_EXPORTER_OTLP_PROTOCOL="grpc", TRACEPARENT=TRACEPARENT),
+        )  # fmt: skip
+        assert run.code == 0, run.stderr
+        assert "traces" not in run.stderr
+        spans = receiver.snapshot()  # the process has exited: everything was sent before
+    assert receiver.posts >= 1
+    (root,) = named(spans, "invoke_agent general-purpose")
+    assert (root.trace_id, root.parent_id) == (PARENT_TRACE, PARENT_SPAN)
+    assert {s.trace_id for s in spans} == {PARENT_TRACE}
+    assert {s.service for s in spans} == {"subagent"}
+    (connect,) = named(spans, "connect lazy")
+    (echo,) = named(spans, "execute_tool lazy__echo")
+    (ls,) = named(spans, "execute_tool ls")
+    chats = named(spans, "chat ")
+    assert len(chats) == 2
+    for child in (connect, echo, ls, *chats):
+        assert child.parent_id == root.span_id
+    (mcp_call,) = [s for s in spans if s.parent_id == echo.span_id]
+    assert mcp_call.attributes["mcp.method.name"] == "tools/call"
+    assert mcp_call.scope == "mcp-python-sdk"
