@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import json.encoder
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -89,12 +90,39 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-lines form: `type` first, then the fields (values shared, not copied:
         an event's values are plain JSON data, and no sink changes them)."""
-        return {"type": self.type, **{name: getattr(self, name) for name in _names(type(self))}}
+        names, fields = _names(type(self)), self.__dict__
+        if len(fields) == len(names):
+            # Every field set by __init__, in order, and nothing else: the instance's own dict.
+            return {"type": self.type, **fields}
+        return {"type": self.type, **{name: getattr(self, name) for name in names}}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+        """`json.dumps(self.to_dict(), ensure_ascii=False, default=str)`, made once: the mask's
+        check and every JSON sink read it (an event is not changed once made; masking copies)."""
+        line: str | None = self.__dict__.get(_LINE)
+        if line is None:
+            line = self.__dict__[_LINE] = self._line()
+        return line
+
+    def _line(self) -> str:
+        return _encode(self.to_dict())
 
 
+_LINE = "_json_line"
+"""Where an event keeps its JSON text (not a field: no dataclass function sees it)."""
+
+
+def _line_encoder() -> Callable[[Any], str]:
+    # json.dumps builds an encoder and its C scanner anew for every call; one scanner made
+    # once writes the same text (no circular check: an event's values are plain JSON data).
+    scanner = getattr(json.encoder, "c_make_encoder", None)
+    if scanner is None:  # a Python without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False, default=str).encode
+    make = scanner(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(make(value, 0))
+
+
+_encode = _line_encoder()
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -192,9 +220,9 @@ class TurnStart(Event):
     tools: Sequence[str] = field(default_factory=list)
     deferred: int = 0
 
-    def to_json(self) -> str:
+    def _line(self) -> str:
         if not isinstance(self.tools, ToolNames):
-            return super().to_json()
+            return super()._line()
         head = json.dumps({"type": self.type, "ts": self.ts, "turn": self.turn})
         # The offer's names, serialized once per offer: a turn costs the same at 5 000 tools.
         return f'{head[:-1]}, "tools": {self.tools.json}, "deferred": {self.deferred}}}'
@@ -328,7 +356,9 @@ class MaskedEvents:
     def __call__(self, event: Event) -> list[Event]:
         """The events to send for `event`, in order: none while a delta is all held back."""
         if not isinstance(event, TextDelta):
-            return [*self._release(), self._mask.event(event)]
+            if self._turn is None:  # no delta since the last release: nothing is held
+                return [self._masked(event)]
+            return [*self._release(), self._masked(event)]
         out = self._release() if event.turn != self._turn else []
         self._turn = event.turn
         text = self._text.feed(event.text)
@@ -337,6 +367,15 @@ class MaskedEvents:
         elif text:
             out.append(TextDelta(turn=event.turn, text=text, ts=event.ts))
         return out
+
+    def _masked(self, event: Event) -> Event:
+        # The JSON line holds every string of the event, escaped as the mask's JSON forms
+        # are: no form in it, nothing to mask; one search of the line (which the sinks then
+        # reuse) replaces a walk of every value. A hit takes the walk.
+        mask = self._mask
+        if not mask or not mask.finds(event.to_json()):
+            return event
+        return mask.event(event)
 
     def _release(self) -> list[Event]:
         turn, self._turn = self._turn, None
@@ -352,13 +391,14 @@ class EventBus:
     """Fan-out of events to subscribers, in subscription order."""
 
     def __init__(self) -> None:
-        self._sinks: list[EventSink] = []
+        self._sinks: tuple[EventSink, ...] = ()
 
     def subscribe(self, sink: EventSink) -> None:
-        self._sinks.append(sink)
+        # A new tuple: an emit under way goes on over the sinks it started with.
+        self._sinks = (*self._sinks, sink)
 
     async def emit(self, event: Event) -> None:
-        for sink in list(self._sinks):
+        for sink in self._sinks:
             await sink(event)
 
 
@@ -393,7 +433,7 @@ class _JsonlFile:
         self._fd: int | None = None
 
     async def __call__(self, event: Event) -> None:
-        with contextlib.suppress(OSError):
+        try:  # not contextlib.suppress: no context manager made for every event
             if self._fd is None:
                 from launcher.state import private_dir, private_opener
 
@@ -402,6 +442,8 @@ class _JsonlFile:
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
                 self._fd = private_opener(str(self.path), flags)
             os.write(self._fd, (event.to_json() + "\n").encode())
+        except OSError:
+            pass  # a full disk or a removed directory must not stop the session
         if isinstance(event, SessionEnd) and self._fd is not None:
             fd, self._fd = self._fd, None
             with contextlib.suppress(OSError):

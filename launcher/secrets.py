@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, AnyStr, Generic, TypeVar
+from typing import Any, AnyStr, Generic, TypeVar, cast
 from urllib.parse import quote, quote_plus
 
 from launcher import settings
@@ -40,6 +40,9 @@ SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", 
 MIN_SECRET_CHARS = 8
 """A value shorter than this is never masked (`AUTH_ENABLED=1` would mask every `1` in every
 log, a user name every path): see the module docstring."""
+SCAN_FORMS = 24
+"""Up to this many forms (a secret has 5 to about a dozen), text is searched for each in
+turn: faster than the alternation's scan of every character; past it, the pattern wins."""
 MIN_FORM_CHARS = 8
 """A derived form (base64 inside a longer string) shorter than this is not masked: four
 base64 characters match unrelated text too often."""
@@ -182,6 +185,9 @@ class SecretMask:
         forms = set().union(*(secret_forms(v) for v in self.values)) if self.values else set()
         ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
         self._text = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        # A few forms are found faster one by one (`in`: a C substring search that skips)
+        # than by the pattern, whose first-character scan tests every character of the text.
+        self._forms = tuple(ordered) if len(ordered) <= SCAN_FORMS else None
         encoded = [form.encode() for form in ordered]
         self._last_tuple: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
@@ -199,9 +205,23 @@ class SecretMask:
 
     def text(self, text: str) -> str:
         """`text` with every form of every secret replaced by `****`."""
-        if self._text is None or not text:
-            return text
+        if self._text is None or not text or not self._occurs(text):
+            return text  # the common case: nothing to mask, no pattern run over the text
         return self._text.sub(MASK, text)
+
+    def _occurs(self, text: str) -> bool:
+        # Whether a form occurs in `text`; the caller made sure there is a pattern.
+        forms = self._forms
+        if forms is None:
+            return cast(re.Pattern[str], self._text).search(text) is not None
+        for form in forms:
+            if form in text:
+                return True
+        return False
+
+    def finds(self, text: str) -> bool:
+        """Whether any form of any secret occurs in `text` (`text` would change)."""
+        return self._text is not None and self._occurs(text)
 
     def data(self, data: bytes) -> bytes:
         """Like `text`, for bytes (a server's stderr, which need not be UTF-8)."""
@@ -227,6 +247,11 @@ class SecretMask:
 
     def _value(self, obj: Any) -> Any:
         # The walk of `value` and `event`; a LiveMask is brought up to date once, before it.
+        kind = type(obj)
+        if kind is str:  # most values: one type test, not four isinstance ones
+            return self._text.sub(MASK, obj) if self._text is not None and obj else obj
+        if kind in _SCALARS or obj is None:
+            return obj
         if isinstance(obj, str):
             return self._text.sub(MASK, obj) if self._text is not None and obj else obj
         if isinstance(obj, dict):
@@ -251,12 +276,23 @@ class SecretMask:
 
     def event(self, event: T) -> T:
         """A copy of a dataclass event with every string field masked, bar UNMASKED ones."""
-        if self._text is None or not dataclasses.is_dataclass(event):
+        if self._text is None:
             return event
+        names = _MASKED_FIELDS.get(type(event))
+        if names is None:
+            if not dataclasses.is_dataclass(event):
+                return event
+            names = _masked_fields(type(event))
+        text = self._text
         changes: dict[str, Any] = {}
-        for name in _masked_fields(type(event)):
+        for name in names:
             old = getattr(event, name)
-            if old is None or type(old) in _SCALARS:
+            kind = type(old)
+            if kind is str:  # most fields: masked here, without a call per field
+                if old and (new := text.sub(MASK, old)) is not old:
+                    changes[name] = new  # sub hands back the very string when nothing matched
+                continue
+            if old is None or kind in _SCALARS:
                 continue  # a time, a turn, a flag: nothing to mask
             new = self._value(old)
             if new is not old and new != old:
@@ -307,6 +343,11 @@ class LiveMask(SecretMask):
         """`text` with every form of every secret (learned ones included) masked."""
         self._sync()
         return super().text(text)
+
+    def finds(self, text: str) -> bool:
+        """Like SecretMask.finds, learned values included."""
+        self._sync()
+        return super().finds(text)
 
     def data(self, data: bytes) -> bytes:
         """Like `text`, for bytes."""

@@ -26,6 +26,7 @@ from launcher.events import (
     ServerState,
     SessionEnd,
     SessionStart,
+    ToolsChanged,
     jsonl_file_sink,
 )
 from launcher.run_plan import RunPlan
@@ -232,9 +233,11 @@ class Session:
         self._on_required_lost.append(callback)
 
     async def _record(self, event: Event) -> None:
-        self._book.record(event)
-        if isinstance(event, ServerState):
-            self._check_lost(event)
+        # Only server events change the book: a tool call's two events pass with one test.
+        if isinstance(event, ServerState | ToolsChanged):
+            self._book.record(event)
+            if isinstance(event, ServerState):
+                self._check_lost(event)
 
     def _register_local_tools(self) -> None:
         entries, self._sandbox = local_entries(

@@ -38,10 +38,10 @@ def finished(call: ToolCaller, mask: SecretMask, limit: int | None, results: Pat
 
     async def finish(arguments: dict[str, Any]) -> ToolResult:
         result = await call(arguments)
-        if mask:
-            result.content = mask.text(result.content)
-            if result.structured is not None:
-                result.structured = mask.value(result.structured)
+        # text() is a no-op without a secret: no separate test of the (live) mask first.
+        result.content = mask.text(result.content)
+        if result.structured is not None and mask:
+            result.structured = mask.value(result.structured)
         # Most results fit at a glance (no character is over 4 bytes): only a large one pays
         # for the thread hop that writing its spill file needs.
         if limit is not None and len(result.content) * 4 > limit:

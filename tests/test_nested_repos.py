@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.trust import nested
+from launcher.trust import gitwalk, nested
 from launcher.trust.nested import NestedGuard
 
 
@@ -86,7 +86,7 @@ def test_the_workspace_itself_made_a_bare_repository_is_defused(tmp_path: Path) 
 
 def test_a_walk_cut_short_is_said_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws, guard = _workspace(tmp_path)
-    monkeypatch.setattr(nested, "MAX_WALK_DEPTH", 3)
+    monkeypatch.setattr(gitwalk, "MAX_WALK_DEPTH", 3)
     deep = ws / "d1/d2/d3/d4/d5"
     deep.mkdir(parents=True)
     _git("init", "-q", cwd=deep)

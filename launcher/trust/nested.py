@@ -5,7 +5,8 @@ there would otherwise run what the model put in their config (fsmonitor, pager, 
 `include.path`) or hooks.
 
 The workspace is walked (no link followed, the workspace's own `.git` skipped, within a
-budget) when the session starts and after every command: a git dir that was not there at
+budget) when the session starts and after every command, reusing the listing of each
+directory unchanged since the last walk (`gitwalk.Walker`): a git dir that was not there at
 the start, or whose config or hooks changed since, keeps only the config keys in
 `SAFE_KEYS` (rewritten at directory fds, never through a link) and no hooks but samples.
 A walk cut short by the budget says so: the caller refuses further commands.
@@ -14,8 +15,6 @@ A walk cut short by the budget says so: the caller refuses further commands.
 from __future__ import annotations
 
 import contextlib
-import errno
-import hashlib
 import os
 import re
 import secrets
@@ -24,16 +23,16 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from launcher.trust.gitwalk import (
+    MAX_CONFIG_BYTES,
+    MAX_POINTER_BYTES,
+    Scan,
+    Walker,
+    fingerprint,
+    read_at,
+)
 from launcher.trust.snapshot import _DIR_FLAGS, _open_dir, remove_tree
 
-MAX_WALK_ENTRIES = 500_000
-"""Directory entries looked at per walk; past this the walk is cut short (refuse-safe)."""
-MAX_WALK_DEPTH = 128
-"""Directory levels looked at; deeper is cut short too."""
-MAX_CONFIG_BYTES = 1 << 20
-"""A config larger than this is not read: it is replaced by one keeping nothing."""
-MAX_POINTER_BYTES = 4096
-"""A `.git` file or `commondir` longer than this is not git's."""
 SAFE_KEYS: tuple[str, ...] = (
     "core.repositoryformatversion",
     "core.filemode",
@@ -56,128 +55,6 @@ elsewhere (include, includeIf, core.worktree) or move where it finds hooks. Its 
 branches, log and remotes keep working. A remote URL of the `ext::`/`fd::` transports
 (they run a command) is dropped too."""
 _SAFE = [re.compile("^" + re.escape(k).replace(r"\*", r"[^\n]*") + "$") for k in SAFE_KEYS]
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-@dataclass
-class Scan:
-    """What one walk found: git dirs and their fingerprints, `.git` pointers, and whether
-    the budget cut it short (`cut`: where)."""
-
-    gitdirs: dict[str, bytes] = field(default_factory=dict)
-    pointers: dict[str, bytes] = field(default_factory=dict)
-    cut: str | None = None
-
-
-def _read_at(parent: int, name: str, cap: int) -> bytes | None:
-    """A regular file's bytes (None: missing, not regular, or longer than `cap`)."""
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = b""
-        while chunk := os.read(fd, cap + 1 - len(data)):
-            data += chunk
-            if len(data) > cap:
-                return None
-        return data
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _fingerprint(gitdir: int) -> bytes:
-    """What decides what git runs in a git dir: its config, pointers and hooks."""
-    digest = hashlib.sha256()
-    for name in ("config", "config.worktree", "commondir"):
-        with contextlib.suppress(OSError):
-            st = os.lstat(name, dir_fd=gitdir)
-            digest.update(f"{name}:{st.st_mode}:{st.st_size}:".encode())
-            digest.update(_read_at(gitdir, name, MAX_CONFIG_BYTES) or b"\x00")
-    with contextlib.suppress(OSError):
-        st = os.lstat("hooks", dir_fd=gitdir)
-        digest.update(f"hooks:{st.st_mode}:".encode())
-        if stat.S_ISDIR(st.st_mode):
-            hooks = os.open("hooks", _DIR_FLAGS, dir_fd=gitdir)
-            try:
-                for name in sorted(os.listdir(hooks)):
-                    if not name.endswith(".sample"):
-                        digest.update(name.encode() + b"\x00")
-                        digest.update(_read_at(hooks, name, MAX_CONFIG_BYTES) or b"\x00")
-            finally:
-                os.close(hooks)
-    return digest.digest()
-
-
-def _is_gitdir(names: set[str]) -> bool:
-    """What git's discovery takes for a git dir (HEAD, and objects and refs or a
-    commondir that has them)."""
-    return "HEAD" in names and ("commondir" in names or {"objects", "refs"} <= names)
-
-
-def _pointer(parent: int, name: str, mode: int) -> bytes:
-    """A `.git` entry that is not a directory, as a mark: its kind and what it says."""
-    data = b""
-    with contextlib.suppress(OSError):
-        if stat.S_ISLNK(mode):
-            data = os.fsencode(os.readlink(name, dir_fd=parent))
-        elif stat.S_ISREG(mode):
-            data = _read_at(parent, name, MAX_POINTER_BYTES) or b""
-    return f"{mode:o}:".encode() + data
-
-
-def scan(workspace: Path) -> Scan:
-    """Every git dir and `.git` pointer in `workspace` (not its own `.git`)."""
-    found = Scan()
-    try:
-        root = os.open(workspace, _DIR_FLAGS)
-    except OSError:
-        found.cut = "."
-        return found
-    seen = 0
-    # The workspace's own `.git` is protected apart, but for its `modules/`: a submodule's
-    # git dir made during the run is the model's like any other.
-    stack: list[tuple[str, int]] = [(".git/modules", 1), (".", 0)]
-    try:
-        while stack:
-            rel, depth = stack.pop()
-            try:  # by name from the root, never through a link: few fds open at once
-                fd = _open_dir(root, () if rel == "." else PurePosixPath(rel).parts)
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone meanwhile (or no submodules)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    continue  # now a link: not followed, nor by the walk's parent
-                found.cut = rel  # unreadable: cannot vouch for what is below
-                return found
-            try:
-                names: list[str] = []
-                with os.scandir(fd) as entries:  # the kind from the entry: no stat a file
-                    for entry in entries:
-                        names.append(entry.name)
-                        child = entry.name if rel == "." else f"{rel}/{entry.name}"
-                        if child == ".git":
-                            continue  # the workspace's own: protected places, put back
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((child, depth + 1))
-                        elif entry.name == ".git":
-                            mode = entry.stat(follow_symlinks=False).st_mode
-                            found.pointers[child] = _pointer(fd, entry.name, mode)
-                seen += len(names)
-                if seen > MAX_WALK_ENTRIES or depth > MAX_WALK_DEPTH:
-                    found.cut = rel
-                    return found
-                if _is_gitdir(set(names)):
-                    found.gitdirs[rel] = _fingerprint(fd)
-            finally:
-                os.close(fd)
-    finally:
-        os.close(root)
-    return found
 
 
 def _safe(key: str, value: str) -> bool:
@@ -260,7 +137,7 @@ def _defuse_config(gitdir: int) -> str | None:
         st = os.lstat("config", dir_fd=gitdir)
     except FileNotFoundError:
         return None
-    data = _read_at(gitdir, "config", MAX_CONFIG_BYTES) if stat.S_ISREG(st.st_mode) else None
+    data = read_at(gitdir, "config", MAX_CONFIG_BYTES) if stat.S_ISREG(st.st_mode) else None
     pairs = _entries(data) if data is not None else None
     if pairs is None:
         _write_at(gitdir, "config", b"")
@@ -327,7 +204,7 @@ def defuse_gitdir(workspace: Path, rel: str) -> list[str]:
         said += _defuse_hooks(gitdir)
         if _remove(gitdir, "config.worktree"):
             said.append("config.worktree")
-        common = _read_at(gitdir, "commondir", MAX_POINTER_BYTES)
+        common = read_at(gitdir, "commondir", MAX_POINTER_BYTES)
         if common is not None or os.path.lexists(f"/proc/self/fd/{gitdir}/commondir"):
             target = os.path.join(workspace, rel, os.fsdecode(common or b"").strip())
             if common is None or not _within(workspace, target):
@@ -353,7 +230,7 @@ def defuse_pointer(workspace: Path, rel: str) -> bool:
         if stat.S_ISLNK(st.st_mode):
             target = os.path.join(base, os.readlink(parts[-1], dir_fd=parent))
         elif stat.S_ISREG(st.st_mode):
-            data = _read_at(parent, parts[-1], MAX_POINTER_BYTES) or b""
+            data = read_at(parent, parts[-1], MAX_POINTER_BYTES) or b""
             text = data.decode("utf-8", "replace").strip()
             target = os.path.join(base, text.removeprefix("gitdir:").strip()) if text else ""
         else:
@@ -372,11 +249,17 @@ class NestedGuard:
     workspace: Path
     before: Scan = field(default_factory=Scan)
     cut: str | None = None
+    # This guard's own: what it reuses was seen by its own walks, so a change another
+    # session (or the watchdog) made is still seen here, by its ctime.
+    walker: Walker | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def start(cls, workspace: Path) -> NestedGuard:
         """Take the workspace's git dirs now (the user's: trusted, left alone)."""
-        return cls.of(workspace, scan(Path(os.path.realpath(workspace))))
+        walker = Walker(Path(os.path.realpath(workspace)))
+        guard = cls.of(workspace, walker.scan())
+        guard.walker = walker
+        return guard
 
     @classmethod
     def of(cls, workspace: Path, before: Scan) -> NestedGuard:
@@ -392,14 +275,16 @@ class NestedGuard:
             finally:
                 os.close(root)
             try:
-                self.before.gitdirs[rel] = _fingerprint(fd)
+                self.before.gitdirs[rel] = fingerprint(fd)
             finally:
                 os.close(fd)
 
     def check(self) -> list[str]:
         """Defuse every git dir and `.git` pointer new since the start (or changed); what
         was done, one line each. A walk cut short is said, and `cut` set."""
-        now = scan(self.workspace)
+        if self.walker is None:
+            self.walker = Walker(self.workspace)
+        now = self.walker.scan()
         said: list[str] = []
         for rel, mark in sorted(now.gitdirs.items()):
             if self.before.gitdirs.get(rel) == mark:

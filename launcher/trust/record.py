@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.trust import Place, Protected
-from launcher.trust.nested import Scan, scan
+from launcher.trust.gitwalk import Scan, scan
 from launcher.trust.snapshot import Node, Tree, _ancestors, _Budget, snapshot
 
 

@@ -144,3 +144,49 @@ def test_the_result_names_each_repository_defused(who: str) -> None:
         )  # fmt: skip
         text = results[0]["content"]
         assert "a/.git (config: core.pager)" in text and "b (config: core.editor)" in text, text
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_listings_reused_between_commands_hide_no_repository(who: str) -> None:
+    """The walk reuses the listing of a directory unchanged since the last one: a repository
+    made right after a walk, under a directory whose mtime is put back, deep under parents
+    that did not change, or in a directory replaced by another, is still defused. And the
+    model cannot choose a ctime: no confined process may set the clock."""
+    files = {f"d{d}/f{f}.txt": "x\n" for d in range(5) for f in range(5)}
+    files |= {"a/b/c/keep.txt": "x\n", "spare/old/keep.txt": "x\n"}
+    with world(files) as w:
+        marks = w.root / "marks"
+        marks.mkdir()
+        os.chmod(marks, 0o777)
+        fsmonitor = f"git -C {{}} config core.fsmonitor 'touch {marks}/{{}}'"
+
+        def plant(where: str) -> str:
+            return f"git init -q {where} && " + fsmonitor.format(where, where.replace("/", "-"))
+
+        keep = "touch -r d0 d3/m0 && touch -r d1 d3/m1 && touch -r . d3/m"
+        put_back = "touch -m -r d3/m0 d0 && touch -m -r d3/m1 d1 && touch -m -r d3/m ."
+        results, _ = _session(
+            w, who,
+            [
+                "sleep 3",  # every directory older than the racy window: listings kept
+                "true",
+                # Right after a walk, in the same tick: no sleep in between.
+                f"{keep} && {plant('d0')} && {plant('d1/new')} && {put_back}",
+                f"mkdir -p a/b/c/x/y && {plant('a/b/c/x/y/z')}",
+                f"rm -r d2 && mv spare/old d2 && {plant('d2/r')}",
+                "grep -E '^Cap(Eff|Bnd)' /proc/self/status;"
+                " date -s \"@$(date +%s)\" >/dev/null 2>&1 && echo clock-set || echo clock-kept",
+            ],
+        )  # fmt: skip
+        said = [r["content"] for r in results]
+        assert "d0/.git (config: core.fsmonitor)" in said[2], said
+        assert "d1/new/.git (config: core.fsmonitor)" in said[2], said
+        assert "a/b/c/x/y/z/.git (config: core.fsmonitor)" in said[3], said
+        assert "d2/r/.git (config: core.fsmonitor)" in said[4], said
+        assert "CapEff:\t0000000000000000" in said[5], said[5]
+        if who == "root":
+            assert "CapBnd:\t0000000000000000" in said[5], said[5]
+        assert "clock-kept" in said[5], said[5]
+        for where in ("d0", "d1/new", "a/b/c/x/y/z", "d2/r"):
+            _user_git(w, w.repo / where, "status")
+        assert sorted(p.name for p in marks.iterdir()) == []
