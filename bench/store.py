@@ -94,7 +94,9 @@ class SinkClock:
 
 def overhead(size: Size) -> list[Result]:
     """Store on ÷ store off, one 50-turn run each, alternating; and the sink's own share."""
-    from launcher.assemble import STORE_ENV
+    from launcher.settings import STORE
+
+    STORE_ENV = STORE.name
 
     times: dict[str, list[float]] = {"on": [], "off": []}
     shares: list[float] = []

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launcher import settings
 from launcher.config.discovery import check_ext_names, resolve_agent
 from launcher.config.lockfile import Lock, load_lock
 from launcher.config.types import AgentSpec, Config, ServerSpec
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from launcher.store.history import StoredSession
     from launcher.tools.delegate import Delegate
 
-STORE_ENV = "SUBAGENT_STORE"
 """Set to 0 to run without the session store (benchmarks compare the two)."""
 MODEL_HTTP_CONNECT_S = 10.0
 """A model API that does not accept a connection in this long is down."""
@@ -100,7 +100,7 @@ def plan_run(
     if lock and config.lock_path is not None:
         found = pins if pins is not None else load_lock(config.lock_path)
         pin = found.agents.get(agent.name) if found is not None else None
-    recorded = os.environ.get(STORE_ENV, "1") != "0"
+    recorded = settings.store_enabled()
     return RunPlan(
         agent=agent,
         servers=agent_servers(config, agent),

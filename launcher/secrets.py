@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, AnyStr, Generic, TypeVar, cast
 from urllib.parse import quote, quote_plus
 
+from launcher import settings
+
 MASK = "****"
 """What a secret value is displayed as."""
 
@@ -71,25 +73,24 @@ def note_secrets(values: Iterable[str]) -> None:
         _learned_generation += 1
 
 
-DENY_READ_VAR = "SUBAGENT_DENY_READ"
+DENY_READ_VAR = settings.DENY_READ.name
 """Files this process (and every launcher process it starts) treats as secret: `serve`'s
 token file. The sandbox denies them and the file tools refuse them (os.pathsep-separated
 real paths; inherited, so a worker or a nested launcher keeps denying them)."""
-CALLER_TOKEN_VAR = "SUBAGENT_CALLER_TOKEN_"
-"""`serve`'s bearer tokens as secret-named variables: handed to each worker with its other
-hidden values, so the worker masks them too."""
+# settings.CALLER_TOKEN: `serve`'s bearer tokens as secret-named variables, handed to each
+# worker with its other hidden values, so the worker masks them too.
 
 
 def note_secret_files(paths: Iterable[Path]) -> None:
     """Mark files as secret for this process and the launcher processes it starts."""
     known = list(secret_files())
     known += [Path(os.path.realpath(p)) for p in paths]
-    os.environ[DENY_READ_VAR] = os.pathsep.join(str(p) for p in dict.fromkeys(known))
+    os.environ[settings.DENY_READ.key()] = os.pathsep.join(str(p) for p in dict.fromkeys(known))
 
 
 def secret_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """The files `note_secret_files` marked (in this process or a launcher above it)."""
-    raw = (os.environ if env is None else env).get(DENY_READ_VAR, "")
+    raw = settings.DENY_READ.text(env)
     return tuple(Path(p) for p in raw.split(os.pathsep) if os.path.isabs(p))
 
 
@@ -103,7 +104,7 @@ def hand_down_secrets(values: Iterable[str]) -> None:
     values = [v for v in values if is_maskable(v)]
     note_secrets(values)
     for number, value in enumerate(values):
-        os.environ[f"{CALLER_TOKEN_VAR}{number}"] = value
+        os.environ[settings.CALLER_TOKEN.key(str(number))] = value
 
 
 def note_hidden(values: Mapping[str, str]) -> None:

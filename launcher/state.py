@@ -7,6 +7,7 @@ import secrets
 import time
 from pathlib import Path
 
+from launcher import settings
 from launcher.errors import StateHomeError
 
 DEFAULT_HOME = Path("~/.local/state/subagent")
@@ -15,7 +16,7 @@ DEFAULT_HOME = Path("~/.local/state/subagent")
 def state_home(env: dict[str, str] | None = None) -> Path:
     """`SUBAGENT_HOME`, else ~/.local/state/subagent."""
     env = dict(os.environ) if env is None else env
-    value = env.get("SUBAGENT_HOME")
+    value = settings.HOME.raw(env)
     return Path(value).expanduser() if value else DEFAULT_HOME.expanduser()
 
 

@@ -19,6 +19,7 @@ LEAVES = (
     "errors",
     "procs",
     "secrets",
+    "settings",
     "state",
     "flock",
     "gitcmd",
@@ -230,7 +231,7 @@ def test_the_cycle_finder_sees_a_cycle() -> None:
 
 
 CLI_COMMAND_MAX_LINES = 250
-"""A command module is one signature and its body; spawn and serve (with its fast parser)
+"""A command module is one signature and its body; spawn and serve (with its fast path)
 are the largest, near 200: room for a few options, not for a second job."""
 CLI_SHARED_MODULE = {"logout": "login"}
 """Commands living in another command's module: `logout` beside `login`."""
@@ -297,3 +298,122 @@ def test_module_docstrings_point_to_the_architecture_page_not_elsewhere() -> Non
         if "DESIGN.md" in line or re.search(r"\bissues? \d", line)
     ]
     assert stray == []
+
+
+SETTINGS_MODULE = "settings"
+"""The one module that reads `SUBAGENT_*` variables (launcher/settings.py)."""
+_READ_METHODS = frozenset(("get", "pop", "getenv", "setdefault"))
+
+
+def _names_a_setting(node: ast.AST, aliases: set[str]) -> bool:
+    """Whether an expression is (or starts with) a `SUBAGENT_*` variable's name: a literal,
+    an f-string or sum starting so, a module constant holding one, or a name taken from
+    the settings table (`settings.X.name`, `.key(...)`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.startswith("SUBAGENT_")
+    if isinstance(node, ast.JoinedStr):
+        return bool(node.values) and _names_a_setting(node.values[0], aliases)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _names_a_setting(node.left, aliases)
+    if isinstance(node, ast.Name):
+        return node.id in aliases
+    if isinstance(node, ast.Call):
+        return _names_a_setting(node.func, aliases)
+    if isinstance(node, ast.Attribute):
+        if node.attr in ("name", "key", "shown") and isinstance(node.value, ast.Attribute):
+            return isinstance(node.value.value, ast.Name) and node.value.value.id == "settings"
+        return node.attr in aliases and isinstance(node.value, ast.Name)
+    return False
+
+
+def setting_reads(source: str, filename: str = "<probe>") -> list[int]:
+    """Lines reading a `SUBAGENT_*` variable by name: `X[name]` (loaded), `X.get(name)`,
+    `X.pop(name)`, `os.getenv(name)`, `name in X` — whatever the mapping (os.environ, or an
+    `env` standing for it). Setting one (`env[name] = v`, `{name: v}`) is a write."""
+    tree = ast.parse(source, filename=filename)
+    aliases: set[str] = set()
+    for node in ast.walk(tree):  # an imported *_ENV / *_VAR constant is a name too
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("launcher"):
+            aliases.update(
+                a.asname or a.name for a in node.names if a.name.endswith(("_ENV", "_VAR"))
+            )
+    for stmt in tree.body:  # module constants holding a name, functions returning one
+        if isinstance(stmt, ast.Assign) and _names_a_setting(stmt.value, aliases):
+            aliases.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.FunctionDef) and any(
+            isinstance(r, ast.Return) and r.value and _names_a_setting(r.value, aliases)
+            for r in ast.walk(stmt)
+        ):
+            aliases.add(stmt.name)
+    found: list[int] = []
+    for node in ast.walk(tree):
+        key: ast.AST | None = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            key = node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _READ_METHODS
+            and node.args
+        ):
+            key = node.args[0]
+        elif isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.In | ast.NotIn) for op in node.ops
+        ):
+            key = node.left
+        if key is not None and _names_a_setting(key, aliases):
+            found.append(node.lineno)
+    return found
+
+
+def test_subagent_variables_are_read_only_through_the_settings_table() -> None:
+    """launcher/settings.py is the one reader of `SUBAGENT_*`: everyone else calls its
+    accessors, so the docs' table (rendered from it) is every variable there is."""
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in modules()
+        if dotted(path) != SETTINGS_MODULE
+        for line in setting_reads(path.read_text(encoding="utf-8"), str(path))
+    ]
+    assert wrong == [], "SUBAGENT_* read outside launcher/settings.py:\n" + "\n".join(wrong)
+
+
+def test_the_settings_read_check_sees_every_shape() -> None:
+    # Without this, a walker that finds nothing would pass the test above.
+    probe = (
+        "import os\nfrom launcher import settings\nfrom launcher.x import STORE_ENV\n"
+        'HOME_VAR = "SUBAGENT_HOME"\nTOKEN = settings.TOKEN.name\n'
+        'a = os.environ["SUBAGENT_HOME"]\n'  # 6
+        'b = os.environ.get("SUBAGENT_STORE", "1")\n'
+        'c = os.getenv(f"SUBAGENT_TOKEN_{name}")\n'
+        'd = "SUBAGENT_CGROUP" in os.environ\n'
+        "e = env.get(HOME_VAR)\n"  # 10
+        "f = env.get(TOKEN + name)\n"
+        "g = os.environ.pop(settings.SECRETS_FD.key())\n"
+        "h = env[STORE_ENV]\n"
+        'os.environ["SUBAGENT_SANDBOX"] = "on"\n'  # writes: not reads
+        'child = {**env, "SUBAGENT_HOME": "/x"}\n'
+        'i = settings.HOME.raw(env)\nj = os.environ.get("PATH")\n'
+        'def token_name(server):\n    return "SUBAGENT_TOKEN_" + server\n'
+        "def f():\n    from launcher.y import MODEL_ENV\n"
+        "    return os.getenv(MODEL_ENV), env.get(token_name(s), '')\n"  # 22
+    )
+    assert setting_reads(probe) == [6, 7, 8, 9, 10, 11, 12, 13, 22, 22]
+
+
+def test_subagent_variable_names_come_from_the_settings_table() -> None:
+    """A child's environment that sets one, a message that names one: the name is the
+    table's (`settings.X.name`), never a second spelling of it."""
+    import re
+
+    name = re.compile(r"SUBAGENT_[A-Z0-9_]*")
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value!r}"
+        for path in modules()
+        if dotted(path) != SETTINGS_MODULE
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and name.fullmatch(node.value)
+    ]
+    assert wrong == []

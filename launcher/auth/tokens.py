@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from launcher import settings
 from launcher.flock import await_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE, private_dir, private_opener
 
@@ -80,8 +81,8 @@ class StoredAuth:
         return {v for v in found if isinstance(v, str) and v}
 
 
-TOKEN_ENV_PREFIX = "SUBAGENT_TOKEN_"
-"""A pre-provisioned bearer token for server NAME is read from `SUBAGENT_TOKEN_<NAME>`."""
+def _token_suffix(server: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", server).upper()
 
 
 def token_env_name(server: str) -> str:
@@ -89,12 +90,12 @@ def token_env_name(server: str) -> str:
 
     `my-api.v2` reads `SUBAGENT_TOKEN_MY_API_V2`.
     """
-    return TOKEN_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", server).upper()
+    return settings.TOKEN.key(_token_suffix(server))
 
 
 def env_token(server: str, env: Mapping[str, str]) -> str | None:
     """The pre-provisioned token for `server` from `env`, if set and non-empty."""
-    value = env.get(token_env_name(server), "").strip()
+    value = settings.TOKEN.text(env, _token_suffix(server)).strip()
     return value or None
 
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from launcher import settings
 from launcher.errors import ConfigError, UsageError
 
-TOKEN_ENV = "SUBAGENT_SERVE_TOKEN"
+TOKEN_ENV = settings.SERVE_TOKEN.name
 """One bearer token from the environment, for the caller DEFAULT_CALLER."""
 DEFAULT_CALLER = "default"
 MIN_TOKEN_CHARS = 16
@@ -65,7 +66,7 @@ def load_tokens(token_file: Path | None, environ: dict[str, str] | None = None) 
     by_caller: dict[str, str] = {}
     if token_file is not None:
         by_caller.update(read_token_file(token_file))
-    from_env = env.get(TOKEN_ENV)
+    from_env = settings.SERVE_TOKEN.raw(env)
     if from_env:
         if DEFAULT_CALLER in by_caller:
             raise ConfigError(

@@ -9,12 +9,12 @@ host's `scripted:` file, a `resume` this caller may reach.
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from launcher import settings
 from launcher.backend import catalog
 from launcher.backend.arguments import check_arguments
 from launcher.backend.host_model import read_host_script, scripted_roots
@@ -129,8 +129,6 @@ class Spawner:
         """Whether a resumed session's `model` is the operator's choice (serve's `--model`,
         the agent's `model:`, SUBAGENT_MODEL), which the worker reads as it always has,
         rather than one a host named (whose script is read and checked again)."""
-        from launcher.models.factory import MODEL_ENV
-
         spec = config.agents.get(agent)
-        chosen = (self.manager.default_model, spec.model if spec else None, os.getenv(MODEL_ENV))
+        chosen = (self.manager.default_model, spec.model if spec else None, settings.MODEL.raw())
         return model is None or model in chosen

@@ -3,7 +3,8 @@
 A command that runs sessions re-executes itself at once when credential-named variables
 are set (procs/hidden.py), so the re-exec costs one bare interpreter start-up, not a
 second import of the CLI; `--help`, `agents` and `servers` never re-execute. `log` and
-`serve` with plain arguments run without typer at all (cli/log.py, cli/serve.py: parse_fast).
+`serve` with plain arguments run without typer at all (cli/log.py, cli/serve.py: parse_fast),
+parsed from the option table typer's commands are built from (cli/spec.py).
 """
 
 from __future__ import annotations

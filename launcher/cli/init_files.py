@@ -13,13 +13,15 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher import settings
+
 SERVER = "github"
 AGENT = "triage"
 CONFIG = ".subagent"
 WORKFLOW = Path(".github") / "workflows" / "agents.yml"
-REQUIREMENT_VAR = "SUBAGENT_REQUIREMENT"
+REQUIREMENT_VAR = settings.REQUIREMENT.name
 """The repository variable the workflow installs from when init knows no public address."""
-PYTHON_ENV = "SUBAGENT_PYTHON"
+PYTHON_ENV = settings.PYTHON.name
 """Overrides the stub server's interpreter (the CI workflow sets it to the runner's)."""
 
 

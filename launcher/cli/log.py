@@ -3,20 +3,19 @@
 
 The console script parses plain arguments with `parse_fast` before typer loads
 (cli/entry.py), so typer is imported only inside `command()`, which builds the typer
-signature. No `from __future__ import annotations`: typer reads the annotations of that
-nested function, whose names live in its scope, not the module's.
+signature; both are made from one table, cli/spec.py's LOG.
 """
 
 import sys
 from collections.abc import Callable
 from typing import Any
 
-LOG_DEFAULT_N = 20
-"""`subagent log` lists this many sessions unless `-n` says otherwise."""
+from launcher.cli.spec import LOG, LOG_DEFAULT_N, parse
+
+__all__ = ["LOG_DEFAULT_N"]
 LOG_MAX_N = 2**63 - 1
 """SQLite's largest integer: a larger LIMIT cannot even be bound."""
-_VALUED = {"-n": "n", "-q": "query", "--query": "query", "--older-than": "older_than"}
-_FLAGS = {"--usage": "usage", "--json": "json_out"}
+REF_HELP = "Session ID (or `last`) to show; `prune` to delete old."
 
 
 def parse_fast(args: list[str]) -> dict[str, Any] | None:
@@ -25,70 +24,28 @@ def parse_fast(args: list[str]) -> dict[str, Any] | None:
     The console script runs `log` through this before typer loads: typer coerces every
     option through pydantic, whose import alone would double the command's time.
     """
-    out: dict[str, Any] = {"ref": None, "n": LOG_DEFAULT_N, "query": None, "usage": False}
-    out.update(older_than=None, json_out=False)
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in _FLAGS and not eq:
-            out[_FLAGS[name]] = True
-        elif name in _VALUED or (arg.startswith("-n") and arg[2:].isdigit()):
-            if arg.startswith("-n") and len(arg) > 2:
-                name, eq, value = "-n", "=", arg[2:]
-            if not eq:
-                if not rest:
-                    return None
-                value = rest.pop(0)
-            out[_VALUED[name]] = value
-        elif arg.startswith("-") or out["ref"] is not None:
-            return None  # an unknown option, `--`, or a second argument: typer's message
-        else:
-            out["ref"] = arg
-    n = str(out["n"])
-    if not n.isdigit() or int(n) < 1:
-        return None
-    out["n"] = int(n)
-    return out
+    return parse(LOG, args, positional="ref")
 
 
 def command() -> Callable[..., None]:
-    """The typer command `log`, built on demand so that the fast path never imports typer."""
+    """The typer command `log`, built on demand so that the fast path never imports typer;
+    its options are cli/spec.py's LOG, which the fast path reads too."""
     from typing import Annotated
 
     import typer
 
-    from launcher.cli.options import JsonFlag, exit_with
+    from launcher.cli.options import exit_with, parameters, with_parameters
 
-    def log(
-        ref: Annotated[
-            str | None,
-            typer.Argument(help="Session ID (or `last`) to show; `prune` to delete old."),
-        ] = None,
-        n: Annotated[
-            int, typer.Option("-n", min=1, help="How many sessions to list.")
-        ] = LOG_DEFAULT_N,
-        query: Annotated[
-            str | None, typer.Option("-q", "--query", help="Full-text search of what was said.")
-        ] = None,
-        usage: Annotated[
-            bool, typer.Option("--usage", help="Token and time totals per model.")
-        ] = False,
-        older_than: Annotated[
-            str | None,
-            typer.Option("--older-than", help="With `prune`: an age such as 30d, 12h."),
-        ] = None,
-        json_out: JsonFlag = False,
-    ) -> None:
+    def log(**given: Any) -> None:
         """Stored sessions: list (newest first), show one, search (-q), totals (--usage), prune."""
 
         def body() -> int:
-            return run_log(
-                ref, n=n, query=query, usage=usage, older_than=older_than, json_out=json_out
-            )
+            return run_log(**given)
 
         exit_with(body)
 
+    ref = Annotated[str | None, typer.Argument(help=REF_HELP)]
+    with_parameters(log, [("ref", ref, None), *parameters(LOG)])
     return log
 
 

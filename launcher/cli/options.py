@@ -2,23 +2,67 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launcher import settings
+from launcher.cli import spec
 from launcher.cli.loading import load
 
 __all__ = ["load"]
 
-ConfigDir = Annotated[
-    Path | None,
-    typer.Option("--config-dir", envvar="SUBAGENT_CONFIG_DIR", help="Hermetic config directory."),
-]
-SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"  # config/hosts.py reads it (not imported: --help)
+
+def annotated(opt: spec.Opt, **more: Any) -> Any:
+    """typer's parameter type for `opt`, made from its one declaration (cli/spec.py)."""
+    base: Any = spec.KINDS[opt.kind]
+    hint: Any = list[base] | None if opt.repeat else base
+    if not opt.repeat and opt.default is None:
+        hint = base | None
+    extra: dict[str, Any] = {"min": opt.lo, "max": opt.hi, "metavar": opt.metavar}
+    if opt.is_dir:
+        extra.update(exists=True, file_okay=False)
+    if opt.envvar is not None:
+        extra["envvar"] = opt.envvar.name
+    extra = {k: v for k, v in extra.items() if v is not None} | more
+    return Annotated[hint, typer.Option(*opt.flags, help=opt.help, **extra)]
+
+
+def with_parameters(fn: Callable[..., None], params: list[tuple[str, Any, Any]]) -> None:
+    """Give `fn(**keywords)` the typer signature `params` (name, annotated type, default):
+    a command whose options come from a table (cli/spec.py) rather than a written `def`."""
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+            for name, a, d in params
+        ]
+    )
+    fn.__annotations__ = {name: a for name, a, _ in params}
+
+
+def parameters(opts: tuple[spec.Opt, ...]) -> list[tuple[str, Any, Any]]:
+    """`with_parameters`' entries for options of the table, in their order."""
+    return [(o.dest, annotated(o), None if o.repeat else o.default) for o in opts]
+
+
+if TYPE_CHECKING:  # what mypy sees; typer sees the declarations of cli/spec.py
+    ConfigDir = Path | None
+    Workspace = Path | None
+    Project = Path | None
+    JsonFlag = bool
+    NoLock = bool
+else:
+    ConfigDir = annotated(spec.CONFIG_DIR)
+    Workspace = annotated(spec.WORKSPACE)
+    Project = annotated(spec.PROJECT)
+    JsonFlag = annotated(spec.JSON)
+    NoLock = annotated(spec.NO_LOCK)
+SERVERS_FROM_ENV = settings.SERVERS_FROM.name  # config/hosts.py reads it
 
 
 def _export_hosts(value: str | None) -> str | None:
@@ -37,7 +81,6 @@ ServersFrom = Annotated[
         help="Also read these hosts' user-level MCP servers: claude,codex,gemini,opencode,...",
     ),
 ]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ExtOpt = Annotated[
     list[str] | None, typer.Option("--ext", help="Add the selector ext:NAME (repeatable).")
 ]
@@ -50,24 +93,6 @@ def check_settle(value: float) -> float:
     return value
 
 
-Workspace = Annotated[
-    Path | None,
-    typer.Option(
-        "--workspace",
-        exists=True,
-        file_okay=False,
-        help="Directory the file tools may touch (default: cwd).",
-    ),
-]
-Project = Annotated[
-    Path | None,
-    typer.Option(
-        "--project",
-        exists=True,
-        file_okay=False,
-        help="Serve DIR's agents of every dialect, with DIR the workspace.",
-    ),
-]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show server logs and paths.")]
 MaxTokens = Annotated[
     int | None,
@@ -107,7 +132,7 @@ def set_sandbox(value: str | None) -> str | None:
     mode = value.strip().lower()
     if mode not in ("on", "off", "required"):
         raise typer.BadParameter(f"expected on, off or required, got {value!r}")
-    os.environ["SUBAGENT_SANDBOX"] = mode
+    os.environ[settings.SANDBOX.key()] = mode
     return mode
 
 
@@ -115,7 +140,7 @@ SandboxOpt = Annotated[
     str | None,
     typer.Option(
         "--sandbox",
-        envvar="SUBAGENT_SANDBOX",
+        envvar=settings.SANDBOX.name,
         callback=set_sandbox,
         help="Confine the model's shell: on, off or required (default: the agent's).",
     ),
@@ -128,9 +153,6 @@ Isolation = Annotated[
         help="worktree: work in a fresh git worktree of the workspace's repository, "
         "on a new branch (kept only if something changed).",
     ),
-]
-NoLock = Annotated[
-    bool, typer.Option("--no-lock", help="Ignore subagent.lock.json (offer unpinned tools).")
 ]
 
 

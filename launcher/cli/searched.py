@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from launcher.config.discovery import CONFIG_DIR_ENV
+from launcher import settings
 
 
 def searched(config: Any, config_dir: Path | None, kind: str) -> list[str]:
@@ -22,8 +21,8 @@ def searched(config: Any, config_dir: Path | None, kind: str) -> list[str]:
     from launcher.config.discovery import PROJECT_AGENT_DIRS, USER_AGENT_DIRS
     from launcher.config.hosts import PROJECT_HOST_FILES
 
-    if config_dir is None and os.environ.get(CONFIG_DIR_ENV):
-        config_dir = Path(os.environ[CONFIG_DIR_ENV])
+    if config_dir is None and (named := settings.CONFIG_DIR.text()):
+        config_dir = Path(named)
     if config_dir is not None:
         return [f"{config_dir}/{'agents/' if kind == 'agents' else 'mcp.json'}"]
     if kind == "agents":

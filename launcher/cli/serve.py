@@ -1,136 +1,93 @@
 """`subagent serve`: the MCP backend on stdio (or HTTP), whose tools spawn and steer sub-agents.
 
 A host waits for serve's first answer, so the console script parses plain arguments with
-`parse_fast` (held equal to typer's by tests/test_cli_serve_fast.py) and opens the early
-face (backend/early.py) before typer loads. Stdlib only at import: typer comes inside
-`command()`, and, as in cli/log.py, no postponed annotations (typer reads them there).
-`--http` goes through typer (no host waits on a pipe); starlette and uvicorn load only then.
+`parse_fast` and opens the early face (backend/early.py) before typer loads; the options it
+reads and typer's command are made from one table, cli/spec.py's SERVE. Stdlib only at
+import: typer comes inside `command()`. `--http` goes through typer (no host waits on a
+pipe); starlette and uvicorn load only then.
 """
 
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launcher.cli.spec import (
+    MAX_CONCURRENT_DEFAULT,
+    SERVE,
+    TASK_TTL_DEFAULT_S,
+    TASK_TTL_MAX_S,
+    TASK_TTL_MIN_S,
+    parse,
+)
+
 if TYPE_CHECKING:
     from launcher.backend.callers import HttpOptions
 
-MAX_CONCURRENT_DEFAULT = 4
-TASK_TTL_DEFAULT_S = 3600.0
-TASK_TTL_MIN_S = 0.001
-TASK_TTL_MAX_S = 86400.0
-_VALUED = {
-    "--model": "model",
-    "--max-concurrent": "max_concurrent",
-    "--task-ttl": "task_ttl",
-    "--config-dir": "config_dir",
-    "--workspace": "workspace",
-    "--scripted-dir": "scripted_dirs",
-    "--project": "project",
-}
-_FLAGS = {"--no-lock": "no_lock"}
+__all__ = ["MAX_CONCURRENT_DEFAULT", "TASK_TTL_DEFAULT_S", "TASK_TTL_MAX_S", "TASK_TTL_MIN_S"]
 
 
 def parse_fast(args: list[str]) -> dict[str, Any] | None:
     """`serve`'s arguments as run_serve's keywords, or None for anything unusual (typer
     then parses, and gives its own error messages)."""
-    out: dict[str, Any] = {
-        "model": None,
-        "max_concurrent": str(MAX_CONCURRENT_DEFAULT),
-        "task_ttl": str(TASK_TTL_DEFAULT_S),
-        "config_dir": None,
-        "workspace": None,
-        "no_lock": False,
-        "scripted_dirs": [],
-        "project": None,
-    }
-    from launcher.cli.serve_args import typed
+    raw = parse(SERVE, args)
+    if raw is None:
+        return None
+    from launcher.cli.serve_args import project_conflict
 
-    rest = list(args)
-    while rest:
-        name, eq, value = rest.pop(0).partition("=")
-        if name in _FLAGS and not eq:
-            out[_FLAGS[name]] = True
-        elif name in _VALUED:
-            if not eq:
-                if not rest:
-                    return None
-                value = rest.pop(0)
-            if name == "--scripted-dir":
-                out["scripted_dirs"].append(value)
-            else:
-                out[_VALUED[name]] = value
-        else:
-            return None  # an unknown option, a positional, `--`: typer's message
-    return typed(out, (TASK_TTL_MIN_S, TASK_TTL_MAX_S))
+    if project_conflict(raw["project"], raw["config_dir"], raw["workspace"]):
+        return None  # typer's path says why
+    return keywords(
+        raw, raw["config_dir"], raw["workspace"] if raw["project"] is None else raw["project"]
+    )
+
+
+def keywords(
+    raw: dict[str, Any], config_dir: Path | None, workspace: Path | None
+) -> dict[str, Any]:
+    """run_serve's keywords from the options of cli/spec.py's SERVE, either way parsed."""
+    return {
+        "model": raw["model"],
+        "max_concurrent": raw["max_concurrent"],
+        "task_ttl": raw["task_ttl"],
+        "config_dir": config_dir,
+        "workspace": workspace,
+        "no_lock": raw["no_lock"],
+        "scripted_dirs": list(raw["scripted_dir"] or []),
+    }
 
 
 def command() -> Callable[..., None]:
-    """The typer command `serve`, built on demand so that the fast path never imports typer."""
+    """The typer command `serve`, built on demand so that the fast path never imports typer;
+    its options are cli/spec.py's SERVE (what the fast path reads) and the typer-only ones."""
     from typing import Annotated
 
     import typer
 
     from launcher.cli.options import (
         AuthIssuer,
-        ConfigDir,
         HttpListen,
         MaxPerCaller,
-        NoLock,
-        Project,
         PublicUrl,
         SandboxOpt,
         ServersFrom,
         TokenFile,
-        Workspace,
         exit_with,
+        parameters,
+        with_parameters,
     )
 
-    def serve(
-        model: Annotated[
-            str | None, typer.Option("--model", help="Default model for sub-agents.")
-        ] = None,
-        max_concurrent: Annotated[
-            int, typer.Option("--max-concurrent", min=1, help="Sub-agents running at once.")
-        ] = MAX_CONCURRENT_DEFAULT,
-        task_ttl: Annotated[
-            float,
-            typer.Option(
-                "--task-ttl",
-                min=TASK_TTL_MIN_S,
-                max=TASK_TTL_MAX_S,
-                help="Seconds an ended MCP task's result is kept when the host names no ttl.",
-            ),
-        ] = TASK_TTL_DEFAULT_S,
-        config_dir: ConfigDir = None,
-        servers_from: ServersFrom = None,
-        workspace: Workspace = None,
-        project: Project = None,
-        no_lock: NoLock = False,
-        scripted_dir: Annotated[
-            list[Path] | None,
-            typer.Option(
-                "--scripted-dir",
-                metavar="DIR",
-                exists=True,
-                file_okay=False,
-                help="Also accept a host's scripted:PATH model from DIR (repeatable).",
-            ),
-        ] = None,
-        sandbox: SandboxOpt = None,
-        http: HttpListen = None,
-        token_file: TokenFile = None,
-        auth_issuer: AuthIssuer = None,
-        public_url: PublicUrl = None,
-        max_per_caller: MaxPerCaller = None,
-        engine: Annotated[str, typer.Option("--engine", help="local (workers) or ray.")] = "local",
-        address: Annotated[
-            str | None, typer.Option("--address", help="With --engine ray: its cluster.")
-        ] = None,
-    ) -> None:
+    def serve(**given: Any) -> None:
         """Serve MCP on stdio (or --http): tools that spawn, query, steer and stop sub-agents."""
         from launcher.backend.callers import HttpOptions
 
-        web = HttpOptions(http, token_file, auth_issuer, public_url, max_per_caller)
+        web = HttpOptions(
+            given["http"],
+            given["token_file"],
+            given["auth_issuer"],
+            given["public_url"],
+            given["max_per_caller"],
+        )
+        engine, address = given["engine"], given["address"]
         # Only what was given, so a plain command line's keywords stay parse_fast's.
         more: dict[str, Any] = {"http": web} if web != HttpOptions() else {}
         more |= {"engine": engine, "address": address} if engine != "local" or address else {}
@@ -138,20 +95,37 @@ def command() -> Callable[..., None]:
         def body() -> int:
             from launcher.cli.serve_args import resolve_project
 
-            config, root = resolve_project(project, config_dir, workspace)
-            return run_serve(
-                model=model,
-                max_concurrent=max_concurrent,
-                task_ttl=task_ttl,
-                config_dir=config,
-                workspace=root,
-                no_lock=no_lock,
-                scripted_dirs=list(scripted_dir or []),
-                **more,
+            config, root = resolve_project(
+                given["project"], given["config_dir"], given["workspace"]
             )
+            return run_serve(**keywords(given, config, root), **more)
 
         exit_with(body, fast=True)
 
+    fast = parameters(SERVE)
+    after_config = [name for name, _, _ in fast].index("config_dir") + 1  # help's order
+    typer_only: list[tuple[str, Any, Any]] = [
+        ("sandbox", SandboxOpt, None),
+        ("http", HttpListen, None),
+        ("token_file", TokenFile, None),
+        ("auth_issuer", AuthIssuer, None),
+        ("public_url", PublicUrl, None),
+        ("max_per_caller", MaxPerCaller, None),
+        (
+            "engine",
+            Annotated[str, typer.Option("--engine", help="local (workers) or ray.")],
+            "local",
+        ),
+        (
+            "address",
+            Annotated[
+                str | None, typer.Option("--address", help="With --engine ray: its cluster.")
+            ],
+            None,
+        ),
+    ]
+    servers_from = ("servers_from", ServersFrom, None)
+    with_parameters(serve, [*fast[:after_config], servers_from, *fast[after_config:], *typer_only])
     return serve
 
 

@@ -5,7 +5,6 @@ Pure: reads files, never starts a process, never imports mcp, httpx or anyio.
 
 from launcher.config.agents import parse_agent_file, parse_agent_text
 from launcher.config.discovery import (
-    CONFIG_DIR_ENV,
     DEFAULT_AGENT,
     builtin_agents,
     check_ext_names,
@@ -27,7 +26,6 @@ from launcher.config.types import (
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "CONFIG_DIR_ENV",
     "DEFAULT_AGENT",
     "KNOWN_BUILTINS",
     "MEMORY_TOOLS",

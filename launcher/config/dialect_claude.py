@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
+from launcher import settings
 from launcher.config.dialect import Action, Dialect, FieldRule
 from launcher.config.frontmatter import excerpt
 from launcher.config.hooks_field import parse_hooks
@@ -45,7 +46,6 @@ MODEL_ALIASES: Mapping[str, str] = {
     "haiku": "anthropic:claude-haiku-4-5",
 }
 """Claude Code's model aliases; `SUBAGENT_MODEL_<ALIAS>` (e.g. SUBAGENT_MODEL_SONNET) overrides."""
-ALIAS_ENV_PREFIX = "SUBAGENT_MODEL_"
 
 _ANY_RULE = re.compile(r"^([^()]+)\((.*)\)$", re.S)
 """A permission rule, `Tool(specifier)`: finer than a tool, which is all we can enforce."""
@@ -153,7 +153,7 @@ def _model(value: object, notes: list[str], path: Path) -> Mapping[str, object]:
     if spec == "inherit":
         return {"model": None}  # the usual chain: --model, SUBAGENT_MODEL
     if spec in MODEL_ALIASES:
-        return {"model": os.environ.get(ALIAS_ENV_PREFIX + spec.upper()) or MODEL_ALIASES[spec]}
+        return {"model": settings.MODEL_ALIAS.raw(suffix=spec.upper()) or MODEL_ALIASES[spec]}
     if spec.startswith("claude-"):
         return {"model": f"anthropic:{spec}"}
     if ":" in spec:

@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 
+from launcher import settings
 from launcher.config.agents import parse_agent_file, parse_agent_text
 from launcher.config.claude_settings import (
     SETTINGS_DIR,
@@ -45,7 +46,6 @@ from launcher.config.types import AgentSpec, Config, ModelPrice, SandboxSettings
 from launcher.errors import ConfigError, UsageError
 from launcher.toolset.naming import sanitize
 
-CONFIG_DIR_ENV = "SUBAGENT_CONFIG_DIR"
 """Environment variable naming a hermetic config directory (like `--config-dir`)."""
 
 DEFAULT_AGENT = "general-purpose"
@@ -240,8 +240,8 @@ def load_config(
     """Discover agents and servers; hermetic when a config dir is given (or in the env)."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
-    if config_dir is None and env.get(CONFIG_DIR_ENV):
-        config_dir = Path(env[CONFIG_DIR_ENV])
+    if config_dir is None and (named := settings.CONFIG_DIR.text(env)):
+        config_dir = Path(named)
     collector = _Collector()
     if home is None:
         home = Path(env["HOME"]) if env.get("HOME") else Path.home()

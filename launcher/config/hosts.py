@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher import settings
 from launcher.config.host_entries import (
     Entry,
     EntryError,
@@ -37,7 +38,6 @@ from launcher.config.servers import parse_json, parse_servers_data
 from launcher.config.types import ServerSpec
 from launcher.errors import ConfigError, ExpansionError, UsageError
 
-SERVERS_FROM_ENV = "SUBAGENT_SERVERS_FROM"
 """Comma-separated hosts whose user-level servers to read (`--servers-from` sets it)."""
 
 PROJECT_HOST_FILES: tuple[tuple[str, str], ...] = (
@@ -80,7 +80,7 @@ HOSTS: Mapping[str, Host] = {
 
 def servers_from(env: Mapping[str, str], more: Sequence[str] = ()) -> list[str]:
     """The hosts asked for (environment, then config files), each once; UsageError if unknown."""
-    asked = [h.strip() for h in env.get(SERVERS_FROM_ENV, "").split(",") if h.strip()]
+    asked = [h.strip() for h in settings.SERVERS_FROM.text(env).split(",") if h.strip()]
     hosts = list(dict.fromkeys([*asked, *more]))
     for host in hosts:
         if host not in HOSTS:

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from launcher import settings
 from launcher.backend import protocol
 from launcher.backend.protocol import Job, RunState
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
@@ -37,7 +38,7 @@ LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 """A local Ray moves only small result dicts: a small object store fits a 2-core box."""
 WORKER_LOST_EXIT = 75
 """How a Ray worker leaves when its sub-agent worker died: Ray then retries the task."""
-PASSED_ENV = ("SUBAGENT_HOME", "SUBAGENT_MODEL", "PATH", "HOME")
+PASSED_ENV = (settings.HOME.name, settings.MODEL.name, "PATH", "HOME")
 """Driver variables a task's worker needs on its node (model keys travel the same way, and
 so do the OTEL_* variables: a traced batch's tasks export their spans too)."""
 LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -32,6 +32,7 @@ from typing import Any
 
 import anyio
 
+from launcher import settings
 from launcher.backend import protocol
 from launcher.backend.pool import SubAgent, fold_line
 from launcher.backend.protocol import Job
@@ -52,7 +53,7 @@ RAY_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
 RAY_DEFAULT_TOKEN = Path(".ray") / "auth_token"
 """Under the home: where Ray keeps a cluster's token when RAY_AUTH_TOKEN_PATH is unset."""
 HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
-HANDED_PREFIXES = ("SUBAGENT_", "OTEL_")
+HANDED_PREFIXES = (settings.PREFIX, "OTEL_")
 """serve's variables a worker on a node gets in its block, as a local worker inherits them."""
 SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
 """The worker, told its secrets come sealed before its Job (backend/worker.py)."""

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launcher import settings
 from launcher.errors import UsageError
 from launcher.models.base import Model
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     import httpx2
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "scripted")
-MODEL_ENV = "SUBAGENT_MODEL"
+MODEL_ENV = settings.MODEL.name
 EXAMPLES = "openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, scripted:PATH"
 LOCAL_PROVIDERS = frozenset({"scripted"})
 """Providers that answer without HTTP: their runs need no client and no trust store."""
@@ -27,7 +28,7 @@ def uses_http(spec: str) -> bool:
 
 def resolve_model_spec(cli: str | None, agent: str | None, env: Mapping[str, str]) -> str:
     """The spec to use: `--model`, else the agent's `model:`, else $SUBAGENT_MODEL."""
-    for candidate in (cli, agent, env.get(MODEL_ENV)):
+    for candidate in (cli, agent, settings.MODEL.raw(env)):
         if candidate and candidate.strip():
             return candidate.strip()
     raise UsageError(

@@ -13,13 +13,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from launcher import settings
+
 SHELL = "/bin/sh"
 JOIN_SCRIPT = 'echo $$ >"$0" 2>/dev/null; exec "$@"'
 """Join the cgroup named by $0, then become the real command (same pid, same pipes)."""
 KILL_WAIT_S = 2.0
 """After `cgroup.kill`, how long to wait for the cgroup to empty before removing it."""
 POLL_S = 0.02
-OFF_ENV = "SUBAGENT_CGROUP"
+OFF_ENV = settings.CGROUP.name
 """`SUBAGENT_CGROUP=off` skips the cgroup (the subreaper path is then the only sweep)."""
 
 
@@ -42,7 +44,7 @@ def _own_cgroup_dir() -> Path | None:
 def create_session_cgroup(tag: str) -> Path | None:
     """Make an empty child cgroup for one session; None where cgroup v2 is absent,
     read-only, or too old for `cgroup.kill` (the caller falls back to the subreaper)."""
-    if os.environ.get(OFF_ENV) == "off" or not os.path.exists(SHELL):
+    if settings.cgroup_off() or not os.path.exists(SHELL):
         return None
     base = _own_cgroup_dir()
     if base is None:

@@ -32,9 +32,10 @@ import socket
 import sys
 from collections.abc import Iterable, Mapping
 
+from launcher import settings
 from launcher.secrets import SECRET_NAME, is_secret_name, note_hidden, public_environment
 
-HANDOVER_VAR = "SUBAGENT_SECRETS_FD"
+HANDOVER_VAR = settings.SECRETS_FD.name
 """Names the inherited descriptor that carries the hidden variables (a JSON object);
 `pull:N`: the descriptor the child asks its parent over (`PulledHandover`)."""
 PULL_PREFIX = "pull:"
@@ -48,7 +49,7 @@ PLAIN_NAMES = frozenset(
     ("HOME", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 """Never hidden, even when the config references them: every process needs them."""
-KEEP_PREFIXES = ("PYTHON", "LD_", "DYLD_", "SUBAGENT_", "LC_", "VIRTUAL_ENV", "CONDA_")
+KEEP_PREFIXES = ("PYTHON", "LD_", "DYLD_", settings.PREFIX, "LC_", "VIRTUAL_ENV", "CONDA_")
 """Kept in the block by the early re-exec: what the interpreter needs before `restore()`."""
 PR_SET_DUMPABLE = 4
 SOCKET_BUFFER = 1 << 22
@@ -130,7 +131,7 @@ def restore() -> bool:
     global _restored
     if _restored is not None:
         return True
-    value = os.environ.pop(HANDOVER_VAR, None)
+    value = settings.SECRETS_FD.take()
     if value is None:
         return False
     _restored = set(os.environ)

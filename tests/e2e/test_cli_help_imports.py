@@ -27,9 +27,12 @@ SIGNATURES = {
     "launcher.cli.placeholders",
     "launcher.cli.options",
     "launcher.cli.loading",
+    "launcher.cli.spec",
+    "launcher.settings",
 }
 """What `--help` may load of the launcher besides the command modules: the entry point, the
-app and its group, and what every signature shares (options, and the typer-free loader)."""
+app and its group, and what every signature shares (options and their table, the settings
+table their variables are named from, and the typer-free loader)."""
 
 
 def _imported(args: list[str], subagent: Subagent, *, how: tuple[str, ...] = ()) -> set[str]:

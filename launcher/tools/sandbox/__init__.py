@@ -26,6 +26,7 @@ from launcher.config.types import SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
 from launcher.procs import cgroup
 from launcher.procs.watchdog import TMP_PREFIX
+from launcher.settings import BASH_SANDBOX, SANDBOX, bash_sandbox
 from launcher.tools.sandbox import namespaces
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
 from launcher.tools.sandbox.entry import ForkServer
@@ -51,15 +52,15 @@ __all__ = [
     "unavailable_line",
 ]
 
-LEGACY_VAR = "SUBAGENT_BASH_SANDBOX"
+LEGACY_VAR = BASH_SANDBOX.name
 """`1` (or `true`, `yes`): every agent's sandbox is `required`, with namespaces on top."""
 
 
 def _legacy(env: Mapping[str, str]) -> bool:
-    return env.get(LEGACY_VAR, "").strip().lower() in ("1", "true", "yes")
+    return bash_sandbox(env)
 
 
-OVERRIDE_VAR = "SUBAGENT_SANDBOX"
+OVERRIDE_VAR = SANDBOX.name
 """`on`, `off` or `required` for every agent of the run (and its workers): `--sandbox`."""
 
 
@@ -68,7 +69,7 @@ def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = No
     env = os.environ if env is None else env
     if _legacy(env):
         return SandboxMode.REQUIRED
-    raw = env.get(OVERRIDE_VAR, "").strip()
+    raw = SANDBOX.text(env).strip()
     if not raw:
         return settings.mode
     mode = parse_mode(raw)

@@ -20,9 +20,10 @@ import sys
 import threading
 from collections.abc import Mapping
 
+from launcher import settings
 from launcher.tools.sandbox.policy import SandboxPolicy
 
-MECHANISM_VAR = "SUBAGENT_SANDBOX_MECHANISM"
+MECHANISM_VAR = settings.SANDBOX_MECHANISM.name
 """`none`: behave as if the OS offered no sandbox; `auto` (default): probe."""
 
 _probed: dict[str, str | None] = {}
@@ -57,8 +58,7 @@ def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = Fals
 
 def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
     """None when this machine can confine a command, else the reason (probed once)."""
-    env = os.environ if env is None else env
-    if env.get(MECHANISM_VAR, "auto").strip().lower() == "none":
+    if settings.no_sandbox_mechanism(env):
         return f"{MECHANISM_VAR}=none"
     if sys.platform == "darwin":
         return None if os.path.exists(SANDBOX_EXEC) else f"{SANDBOX_EXEC} is missing"
