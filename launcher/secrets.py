@@ -90,9 +90,57 @@ def secret_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     return tuple(Path(p) for p in raw.split(os.pathsep) if os.path.isabs(p))
 
 
+HOME_CREDENTIALS: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".netrc",
+    ".docker/config.json",
+    ".kube",
+    # The coding-agent hosts' own credentials.
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/gh/hosts.yml",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    # A Ray cluster's token: whoever reads it may run code on every node.
+    ".ray/auth_token",
+)
+"""Paths under the user's home that the shell (sandbox) and the file tools never read."""
+RAY_TOKEN_PATH_VAR = "RAY_AUTH_TOKEN_PATH"
+"""Where Ray keeps its cluster token when not at `~/.ray/auth_token`: denied the same."""
+
+
+def credential_paths(home: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The home's credential files (`HOME_CREDENTIALS`) and Ray's token file, resolved."""
+    named = (os.environ if environ is None else environ).get(RAY_TOKEN_PATH_VAR, "")
+    found = [home / rel for rel in HOME_CREDENTIALS]
+    if os.path.isabs(named):
+        found.append(Path(named))
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
+
+
+_credentials: tuple[tuple[str, str], tuple[Path, ...]] | None = None
+"""`credential_paths` of this process's home, and the (HOME, token path) it was made for."""
+
+
+def _home_credentials() -> tuple[Path, ...]:
+    global _credentials
+    key = (str(Path.home()), os.environ.get(RAY_TOKEN_PATH_VAR, ""))
+    if _credentials is None or _credentials[0] != key:
+        _credentials = (key, credential_paths(Path.home()))
+    return _credentials[1]
+
+
 def is_secret_file(real: Path) -> bool:
-    """Whether the real path `real` is a secret file or lies under one."""
-    return any(real == p or real.is_relative_to(p) for p in secret_files())
+    """Whether the real path `real` is a secret file or a home credential, or lies under one."""
+    denied = (*secret_files(), *_home_credentials())
+    return any(real == p or real.is_relative_to(p) for p in denied)
 
 
 def hand_down_secrets(values: Iterable[str]) -> None:
