@@ -18,8 +18,7 @@ from typing import Any
 import anyio
 from mcp.server.auth.provider import AccessToken
 
-from launcher.backend.callers import Tokens
-from launcher.secrets import hand_down_token
+from launcher.backend.callers import Tokens, hand_down_token
 
 log = logging.getLogger(__name__)
 

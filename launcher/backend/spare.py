@@ -24,9 +24,9 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from launcher.backend.callers import handed_generation
 from launcher.procs.group import Ladder, spawn_group, stop_group, wait_until
 from launcher.procs.hidden import child_handover
-from launcher.secrets import handed_generation
 from launcher.state import private_dir, private_opener
 
 SPARE_COUNT = 1
