@@ -12,6 +12,7 @@ import hmac
 import ipaddress
 import os
 import re
+import socket
 import stat
 import struct
 import time
@@ -319,6 +320,13 @@ def peer_uid(peer: tuple[str, int], local: tuple[str, int]) -> int | None:
         want_local, want_remote = _as_address(*peer), _as_address(*local)
     except ValueError:
         return None
+    from launcher.backend.sock_diag import owner_uid
+
+    if want_local[0].version == want_remote[0].version:
+        family = socket.AF_INET if want_local[0].version == 4 else socket.AF_INET6
+        uid = owner_uid(family, want_local, want_remote)  # one lookup, not the whole table
+        if uid is not None:
+            return uid
     for table in PROC_NET_TCP:
         try:
             lines = table.read_text(encoding="ascii").splitlines()[1:]

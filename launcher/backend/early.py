@@ -21,7 +21,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 from launcher.backend import catalog
@@ -77,11 +77,19 @@ def _is_init_params(params: Any) -> bool:
     )
 
 
+TAKEN: dict[str, Any] = {}
+"""`EarlyAnswers.answer`'s word for a request taken by `take` (answered later, elsewhere)."""
+Taker = Callable[[dict[str, Any], dict[str, Any] | None], bool]
+"""Offered each request the face cannot answer, with the `initialize` it answered: True
+when it takes the request (first_call.py), which then never reaches the SDK."""
+
+
 class EarlyAnswers:
     """The answer table: which line gets which answer before the SDK is up (None: wait)."""
 
-    def __init__(self, agents: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, agents: Iterable[tuple[str, str]], take: Taker | None = None) -> None:
         self.agents = list(agents)
+        self.take = take
         self.initialize: dict[str, Any] | None = None
         """The `initialize` request answered here (replayed to the SDK at the hand-over)."""
         self.version: str | None = None
@@ -125,14 +133,24 @@ class EarlyAnswers:
         if method == "tools/list" and _plain_params(params) and self.version is not None:
             listed = catalog.tools(self.agents, task_support=catalog.has_tasks(self.version))
             return {"jsonrpc": "2.0", "id": rid, "result": {"tools": listed}}
+        if self.take is not None and self.take(msg, self.initialize):
+            return TAKEN
         return None
 
 
 class EarlyFace:
     """Owns the stdio wire: a reader thread that answers early or queues, and the writer."""
 
-    def __init__(self, answers: EarlyAnswers, wire_in: BinaryIO, wire_out: int) -> None:
+    def __init__(
+        self,
+        answers: EarlyAnswers,
+        wire_in: BinaryIO,
+        wire_out: int,
+        note: Callable[[str], None] | None = None,
+    ) -> None:
         self.answers = answers
+        self.note = note
+        """Shown every host line, before and after the hand-over (first_call.py's cancels)."""
         self._in = wire_in
         self._out = wire_out
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -166,8 +184,12 @@ class EarlyFace:
                 if line is None:
                     self.write(TOO_LONG)
                     continue
+                if self.note is not None:
+                    self.note(line)
                 with self._lock:
                     reply = None if self._handed_over else self.answers.answer(line)
+                    if reply is TAKEN:
+                        continue
                     if reply is not None:
                         # Under the lock: the hand-over waits for this answer to be out.
                         self.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")

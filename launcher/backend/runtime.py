@@ -55,6 +55,9 @@ class ServeOptions:
     """Sub-agents one caller may run at once (None: as many as `max_concurrent`)."""
     config: Config | None = None
     """The config loaded at serve's start, every job's (None: loaded once, here)."""
+    manager: SubagentManager | None = None
+    """The pool, when it was made before the SDK loaded (it ran the first calls the early
+    face took: first_call.py); its task group is its maker's."""
 
 
 @dataclass
@@ -74,7 +77,7 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     try:
         async with anyio.create_task_group() as tg:
-            manager = SubagentManager(
+            manager = opts.manager or SubagentManager(
                 tg,
                 config_dir=opts.config_dir,
                 workspace=opts.workspace,

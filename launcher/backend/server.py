@@ -6,9 +6,7 @@ that starts its own MCP servers at its own session start, so serve itself starts
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +28,13 @@ from launcher.backend.host_asks import (
     refuse_untaken,
     take_responses,
 )
-from launcher.backend.host_model import read_host_script, scripted_roots
 from launcher.backend.inputs import first_of
 from launcher.backend.pool import SubAgent, SubagentManager
 from launcher.backend.progress import PROGRESS_DRAIN_S, ProgressRelay
+from launcher.backend.spawning import Spawner
 from launcher.backend.tasks.store import run_result
-from launcher.budget import LIMIT_FIELDS, Limits, limits_of, resolve_limits
 from launcher.config.types import Config
 from launcher.errors import SubagentError
-from launcher.store.owner import Owner
 
 TOOLS_LIST_TTL_MS = 60_000
 """How long a 2026-07-28 host may reuse `tools/list`: it changes only when the operator
@@ -52,20 +48,6 @@ def _result(text: str, structured: dict[str, Any] | None = None) -> types.CallTo
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=structured
     )
-
-
-def _stored(ref: str, agent: Any, owner: Owner) -> Any:
-    """The stored session a `resume` names, one `owner` started (checked here, so a bad id
-    fails the call at once). Blocking (the store): called on a thread."""
-    from launcher.errors import UsageError
-    from launcher.state import state_home
-    from launcher.store.history import load_resumable
-
-    # The worker takes the run lock; `owner` hides every other session, whoever's it is.
-    stored = load_resumable(state_home(), ref, run=False, owner=owner)
-    if agent and agent != stored.agent:
-        raise UsageError(f"session {stored.id} is agent {stored.agent!r}; leave `agent` out")
-    return stored
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -89,7 +71,12 @@ class SubagentServer:
         # Loaded once, now: a job's model may write the workspace's config files, and the
         # next job must not run what it wrote (restart serve to pick up a config change).
         self.config: Config = config if config is not None else self._load_config()
-        self.scripted_roots = scripted_roots(config_dir, workspace, scripted_dirs)
+        self.spawner = Spawner(manager, self.config, config_dir, workspace, scripted_dirs)
+        # Each tool's input schema as tools/list shows it (the same to every caller): the
+        # SDK's 2026-07-28 HTTP transport checks a call's Mcp-Param headers against it, and
+        # without this lookup it runs a whole tools/list for every tools/call.
+        listed = catalog.tools(self.agents(), task_support=False)
+        self.input_schemas = {tool["name"]: tool["inputSchema"] for tool in listed}
         self.server: Server[Any] = Server(
             catalog.SERVER_NAME,
             version=catalog.SERVER_VERSION,
@@ -97,6 +84,7 @@ class SubagentServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             cache_hints={"tools/list": CacheHint(TOOLS_LIST_TTL_MS, "private")},
+            get_tool_input_schema=self.input_schemas.get,
         )
         self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
         # The state a 2026-07-28 host echoes after `input_required` names a sub-agent:
@@ -146,16 +134,6 @@ class SubagentServer:
         except (KeyError, TypeError, ValueError) as exc:
             return _error(f"Invalid arguments for {params.name}: {exc}")
 
-    def _last_started(self, caller: str | None) -> str:
-        """`resume: "last"`: the newest session this serve started for this caller (another
-        caller's, a CLI run's or a nested child's never is); UsageError if none is known."""
-        from launcher.errors import UsageError
-
-        for entry in reversed(list(self.manager.agents.values())):
-            if entry.session_id and entry.caller == caller:
-                return entry.session_id
-        raise UsageError("no sub-agent this serve started has a stored session: nothing is `last`")
-
     def _load_config(self) -> Config:
         from launcher.config.discovery import load_config
 
@@ -177,71 +155,9 @@ class SubagentServer:
         self, args: dict[str, Any], *, caller: str | None = None, can_ask: bool = False
     ) -> SubAgent:
         """Validate `spawn_subagent` arguments and queue the sub-agent (tools and tasks alike)
-        for `caller`; `can_ask`: its servers' input requests may wait for this host.
-
-        The store lookup and a host script's read and parse run on a thread: the event
-        loop keeps answering the host meanwhile.
-        """
-        from launcher.assemble import resolve_request
-        from launcher.config.snapshot import snapshot_of
-
-        schema = catalog.tool_schema("spawn_subagent")
-        assert schema is not None
-        host_args, args = args, check_arguments("spawn_subagent", schema, args)
-        prompt = str(args["prompt"])
-        agent = str(args.get("agent") or "general-purpose")
-        ext = [str(e) for e in args.get("ext") or []]
-        model, resume = args.get("model"), args.get("resume")
-        config = self.config
-        hosts = model  # a model the host named: a `scripted:` one is read here, once
-        if resume:
-            ref = self._last_started(caller) if resume == "last" else str(resume)
-            owner = self.manager.owner_of(caller)
-            stored = await anyio.to_thread.run_sync(_stored, ref, args.get("agent"), owner)
-            agent, resume = stored.agent, stored.id
-            if model is None:
-                model = stored.model
-                # The host's own choice the last time is read and checked again.
-                hosts = None if self._operators(model, config, agent) else model
-        read = functools.partial(
-            read_host_script, hosts, roots=self.scripted_roots, workspace=self.workspace
-        )
-        script = await anyio.to_thread.run_sync(read)
-        spec = resolve_request(config, agent, ext)
-        if args.get("background") is None:
-            # The agent file's default, seen by the caller that decides how to answer.
-            host_args["background"] = spec.background
-        if host_args.get("background"):
-            can_ask = False  # nobody waits on a background call to answer its servers' asks
-        max_turns = args.get("max_turns")
-        limits = {k: args[k] for k in LIMIT_FIELDS if args.get(k) is not None}
-        # The worker enforces them; serve keeps the timeout too, to end a stuck worker.
-        timeout = resolve_limits(limits_of(spec), Limits.from_mapping(limits))[0].timeout
-        return self.manager.spawn(
-            prompt,
-            agent=agent,
-            ext=ext,
-            model=model,
-            max_turns=int(max_turns) if max_turns is not None else None,
-            limits=limits,
-            backstop=timeout,
-            resume=resume or None,
-            # The worker runs with what serve loaded and checked, never a fresh discovery.
-            config=snapshot_of(config, lock=not self.manager.no_lock),
-            script=script,
-            caller=caller,
-            can_ask=can_ask,
-        )
-
-    def _operators(self, model: str | None, config: Any, agent: str) -> bool:
-        """Whether a resumed session's `model` is the operator's choice (serve's `--model`,
-        the agent's `model:`, SUBAGENT_MODEL), which the worker reads as it always has,
-        rather than one a host named (whose script is read and checked again)."""
-        from launcher.models.factory import MODEL_ENV
-
-        spec = config.agents.get(agent)
-        chosen = (self.manager.default_model, spec.model if spec else None, os.getenv(MODEL_ENV))
-        return model is None or model in chosen
+        for `caller` (spawning.py); `can_ask`: its servers' input requests may wait for this
+        host."""
+        return await self.spawner.start(args, caller=caller, can_ask=can_ask)
 
     async def _tool_spawn_subagent(
         self, args: dict[str, Any], ctx: Any, params: types.CallToolRequestParams

@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -244,10 +245,11 @@ def _write_line(line: str) -> None:
         sys.stdout.flush()
 
 
-def _preload(*, lean: bool = False) -> None:
+def _preload(*, lean: bool = False, job_waiting: Callable[[], bool] = lambda: False) -> None:
     """A spare's wait: import what the session will, and (unless `lean`) what an HTTP model
-    or an MCP server needs, with the model client's trust store."""
-    for name in PRELOAD if lean else PRELOAD + FULL_PRELOAD:
+    or an MCP server needs, with the model client's trust store. Once `job_waiting`, the
+    rest is left to the job: it imports only what it needs, and sooner."""
+    for name in PRELOAD:
         with contextlib.suppress(ImportError):  # the job itself then reports what is missing
             importlib.import_module(name)
     with contextlib.suppress(Exception):  # the same failure then meets the session's check
@@ -256,10 +258,27 @@ def _preload(*, lean: bool = False) -> None:
         mechanism_problem()  # probed once a process (its imports, a thread that confines)
     if lean:
         return
+    for name in FULL_PRELOAD:
+        if job_waiting():
+            return
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    if job_waiting():
+        return
     with contextlib.suppress(Exception):  # the same failure then meets the job's own call
         from launcher.assemble import model_tls_context
 
         model_tls_context()
+
+
+def _stdin_ready() -> bool:
+    """Whether a line (or EOF) waits on stdin, nothing of it read yet."""
+    import select
+
+    try:
+        return bool(select.select([sys.stdin], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def _set_name(name: str) -> str:
@@ -318,7 +337,7 @@ def main() -> None:
     spare = SPARE_FLAG in sys.argv[1:]
     if spare:
         name = _set_name(WARMING_NAME)
-        _preload(lean=LEAN_FLAG in sys.argv[1:])
+        _preload(lean=LEAN_FLAG in sys.argv[1:], job_waiting=_stdin_ready)
         _set_name(SPARE_NAME)
     first = sealed_job if sealed_job is not None else sys.stdin.readline()
     if not first:

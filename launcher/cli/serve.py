@@ -183,49 +183,68 @@ def run_serve(
     # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)
     hand_down(listener)  # after any re-exec, before the first worker starts
-    face = None
+    from launcher.telemetry import start
+
+    tracing = start()  # before the loop: the SDK's server spans export too, under TRACEPARENT
+    face = calls = None
     if listener is None:
         from launcher.backend.early import EarlyAnswers, EarlyFace
 
         face = EarlyFace.on_stdio(EarlyAnswers(agents_of(config)))
+        if driver is None and not tracing.on:  # a plain spawn before the SDK: run at once
+            from launcher.backend.first_call import FirstCalls
+
+            calls = FirstCalls(face.write)
+            face.answers.take, face.note = calls.offer, calls.note
         face.start()
+
+    from importlib import import_module
 
     import anyio
 
     from launcher.backend.spare import SparePool
     from launcher.state import state_home
-    from launcher.telemetry import start
 
-    start()  # before the loop: the SDK's server spans export too, TRACEPARENT their parent
     home = state_home()
     config_path = config_dir.resolve() if config_dir else None
+
+    dirs = tuple(d.resolve() for d in scripted_dirs)
 
     async def main() -> None:
         # The first spare imports on the other core while the SDK loads here (~1.5 s).
         spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
         if spares is not None:
             await spares.start_now()
-        from launcher.backend import runtime
+        async with anyio.create_task_group() as tg:
+            manager = None
+            if calls is not None and spares is not None:
+                manager = calls.open_pool(tg, config, config_path, root, home, dirs, spares=spares,
+                                          model=model, max_concurrent=max_concurrent,
+                                          no_lock=no_lock)  # fmt: skip
+                await calls.head_start()
+            # On a thread: the loop goes on running (and answering) the first calls meanwhile.
+            runtime = await anyio.to_thread.run_sync(import_module, "launcher.backend.runtime")
+            opts = runtime.ServeOptions(
+                config_dir=config_path,
+                workspace=root,
+                state_home=home,
+                model=model,
+                max_concurrent=max_concurrent,
+                no_lock=no_lock,
+                task_ttl_ms=round(task_ttl * 1000),
+                scripted_dirs=dirs,
+                driver=driver,
+                spares=spares,
+                config=config,
+                manager=manager,
+            )
+            if listener is None:
+                await runtime.serve_stdio(opts, face)
+            else:
+                from launcher.backend.http import serve_http_at
 
-        opts = runtime.ServeOptions(
-            config_dir=config_path,
-            workspace=root,
-            state_home=home,
-            model=model,
-            max_concurrent=max_concurrent,
-            no_lock=no_lock,
-            task_ttl_ms=round(task_ttl * 1000),
-            scripted_dirs=tuple(d.resolve() for d in scripted_dirs),
-            driver=driver,
-            spares=spares,
-            config=config,
-        )
-        if listener is None:
-            await runtime.serve_stdio(opts, face)
-        else:
-            from launcher.backend.http import serve_http_at
-
-            await serve_http_at(opts, listener)
+                await serve_http_at(opts, listener)
+            tg.cancel_scope.cancel()  # the first calls' runs, if any, end with serve
 
     anyio.run(main)
     return 0

@@ -25,6 +25,7 @@ EARLY_PATH = (
     "from launcher.cli.loading import load\n"
     "from launcher.config.discovery import load_config\n"
     "from launcher.backend.early import EarlyAnswers, EarlyFace\n"
+    "from launcher.backend.first_call import FirstCalls\n"
 )
 """Everything `subagent serve` imports before its early face answers (cli/serve.py, run_serve)."""
 

@@ -22,10 +22,14 @@ from launcher.backend.spare import SparePool
 from launcher.cli.serve import run_serve
 
 class Face:
+    def __init__(self, answers):
+        self.answers, self.note = answers, None
+    def write(self, data):
+        pass
     def start(self):
         pass
 
-early.EarlyFace.on_stdio = classmethod(lambda cls, answers: Face())
+early.EarlyFace.on_stdio = classmethod(lambda cls, answers: Face(answers))
 
 async def start_now(self):
     loaded = sorted(m for m in ("mcp", "mcp_types", "launcher.backend.server") if m in sys.modules)

@@ -57,3 +57,31 @@ def test_a_lean_spare_preloads_the_session_but_no_http_stack(subagent: Subagent)
 def test_a_full_spare_still_preloads_the_http_stack_and_the_bridge(subagent: Subagent) -> None:
     modules = _preloaded(subagent, lean=False)
     assert {"httpx2", "launcher.models.openai", "launcher.bridge.connection"} <= modules
+
+
+WAITED_ON = (
+    "import json, sys\n"
+    "from launcher.backend import worker\n"
+    "worker._preload(job_waiting=worker._stdin_ready)\n"
+    "print(json.dumps(sorted(sys.modules)))\n"
+)
+"""A full spare's preload with its job already on stdin (a spawn that came at once)."""
+
+
+def test_a_spare_whose_job_already_waits_leaves_the_http_stack_to_the_job(
+    subagent: Subagent,
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", WAITED_ON],
+        input='{"prompt": "go"}\n',
+        capture_output=True,
+        text=True,
+        env=subagent.env(),
+        cwd=subagent.cwd,
+        timeout=RUN_LIMIT_S,
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = set(json.loads(proc.stdout))
+    assert {"launcher.assemble", "launcher.session", "launcher.agent"} <= modules
+    assert "launcher.models.openai" not in modules
+    assert "launcher.bridge.connection" not in modules
