@@ -25,7 +25,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any, AnyStr, Generic, TypeVar, cast
 from urllib.parse import quote, quote_plus
 
@@ -71,32 +70,6 @@ def note_secrets(values: Iterable[str]) -> None:
     if new:
         _learned.update(new)
         _learned_generation += 1
-
-
-DENY_READ_VAR = settings.DENY_READ.name
-"""Files this process (and every launcher process it starts) treats as secret: `serve`'s
-token file. The sandbox denies them and the file tools refuse them (os.pathsep-separated
-real paths; inherited, so a worker or a nested launcher keeps denying them)."""
-# settings.CALLER_TOKEN: `serve`'s bearer tokens as secret-named variables, handed to each
-# worker with its other hidden values, so the worker masks them too.
-
-
-def note_secret_files(paths: Iterable[Path]) -> None:
-    """Mark files as secret for this process and the launcher processes it starts."""
-    known = list(secret_files())
-    known += [Path(os.path.realpath(p)) for p in paths]
-    os.environ[settings.DENY_READ.key()] = os.pathsep.join(str(p) for p in dict.fromkeys(known))
-
-
-def secret_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """The files `note_secret_files` marked (in this process or a launcher above it)."""
-    raw = settings.DENY_READ.text(env)
-    return tuple(Path(p) for p in raw.split(os.pathsep) if os.path.isabs(p))
-
-
-def is_secret_file(real: Path) -> bool:
-    """Whether the real path `real` is a secret file or lies under one."""
-    return any(real == p or real.is_relative_to(p) for p in secret_files())
 
 
 def hand_down_secrets(values: Iterable[str]) -> None:

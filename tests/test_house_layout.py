@@ -19,6 +19,7 @@ LEAVES = (
     "errors",
     "procs",
     "secrets",
+    "secret_files",
     "settings",
     "state",
     "flock",

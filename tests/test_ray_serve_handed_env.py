@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher.engines.ray_serve import handed_env, worker_env
+from launcher.engines.ray_node import handed_env, worker_env
 from launcher.procs.hidden import HANDOVER_VAR, handed_secrets
-from launcher.secrets import DENY_READ_VAR, note_hidden
+from launcher.secret_files import DENY_READ_VAR
+from launcher.secrets import note_hidden
 
 
 def test_handed_env_holds_what_a_worker_reads_and_no_secret(
@@ -60,3 +61,17 @@ def test_the_worker_block_on_a_node_drops_its_secrets_and_denies_its_ray_token(
     assert block["NODE_PLAIN"] == "kept" and block["SUBAGENT_SANDBOX"] == "required"
     assert "RAY_AUTH_TOKEN" not in block and "RAY_AUTH_TOKEN_PATH" not in block
     assert block[DENY_READ_VAR].split(os.pathsep) == ["/srv/tokens", str(token.resolve())]
+
+
+def test_the_worker_block_on_a_node_has_none_of_rays_own_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ray's variables (the cluster's address, its processes' ids) would tell a sub-agent's
+    shell where the cluster is; a local worker has none of them."""
+    monkeypatch.setattr("launcher.secrets._hidden", {})
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")
+    monkeypatch.setenv("RAY_RAYLET_PID", "4242")
+    monkeypatch.setenv("NODE_PLAIN", "kept")
+    block = worker_env({"SUBAGENT_SANDBOX": "required"})
+    assert block["NODE_PLAIN"] == "kept"
+    assert not [name for name in block if name.startswith("RAY_")], block

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from mcp.server.auth.provider import AccessToken
 
-from launcher.backend.callers import Tokens
+from launcher.backend.callers import Tokens, hand_down_token
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,9 @@ class IssuerJwts:
             log.info("refused a JWT: no subject")  # never a caller named by client_id/azp
             return None
         scopes = str(claims.get("scope") or "").split()
+        # A caller's token is masked like the token file's: in serve's answers and in
+        # every worker started from now on (a model may echo what a host put in a prompt).
+        hand_down_token(token, float(claims["exp"]))
         return AccessToken(
             token=token,
             client_id=subject,

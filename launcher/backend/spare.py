@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from launcher.backend.callers import handed_generation
 from launcher.procs.group import Ladder, spawn_group, stop_group, wait_until
 from launcher.procs.hidden import child_handover
 from launcher.state import private_dir, private_opener
@@ -117,6 +118,9 @@ class Spare:
     log_path: Path
     cwd: tuple[int, int]
     """(st_dev, st_ino) of the directory it was started in: its workspace."""
+    handed: int = 0
+    """The `handed_generation` of the secrets it was handed: an older one lacks a caller
+    token learned since, and would not mask it."""
     moved_to: Path | None = field(default=None, init=False)
 
     def adopt_log(self, log_path: Path) -> None:
@@ -206,10 +210,14 @@ class SparePool:
         spare = None
         while self._ready and spare is None:
             candidate = self._ready.pop(0)
-            if candidate.process.returncode is None and candidate.cwd == here:
+            if (
+                candidate.process.returncode is None
+                and candidate.cwd == here
+                and candidate.handed == handed_generation()
+            ):
                 spare = candidate
                 self._taken.append(candidate.process.pid)
-            else:  # it died, or its directory is not this job's (gone, or another)
+            else:  # it died, its directory is not this job's, or it lacks a newer token
                 self._retired.append(candidate)
         self._wanted.set()
         return spare
@@ -256,6 +264,7 @@ class SparePool:
             if here is None:
                 return  # the workspace is gone: spawns start fresh and report it
             log_path = self._log_dir / f"spare-{secrets.token_hex(4)}.log"
+            handed = handed_generation()
             try:
                 # Shielded: a process started while the owner is cancelled must be recorded.
                 with anyio.CancelScope(shield=True):
@@ -264,7 +273,7 @@ class SparePool:
                     )
             except OSError:
                 return  # a fresh worker would fail the same way, and say why
-            self._ready.append(Spare(process, log_path, here))
+            self._ready.append(Spare(process, log_path, here, handed))
 
     async def _stop(self, spares: list[Spare]) -> None:
         with anyio.CancelScope(shield=True):

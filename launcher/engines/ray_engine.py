@@ -6,6 +6,10 @@ and shut down with it; it listens on loopback only. Ray's own log lines go to
 process dies without reporting an end (its node lost, the process killed) exits its Ray
 worker, which Ray retries up to `max_retries` times; a run that failed on its own returns
 normally and is never retried.
+
+The worker is started as ray_node.py says (a clean block, non-dumpable, sockets); its Job
+and the batch's secrets reach it sealed to the key it offers, through the batch's
+`HandOvers` actor: never a task argument Ray keeps or shows.
 """
 
 from __future__ import annotations
@@ -15,8 +19,7 @@ import contextlib
 import ipaddress
 import logging
 import os
-import subprocess
-import sys
+import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -26,10 +29,10 @@ from typing import Any
 
 import anyio
 
-from launcher import settings
 from launcher.backend import protocol
 from launcher.backend.protocol import Job, RunState
 from launcher.engines.base import BatchTask, EngineOptions, TaskEnd, log_name
+from launcher.engines.ray_node import PASSED_ENV, handed_env, start_sealed_worker
 from launcher.errors import RunError, UsageError
 from launcher.events import RunStatus
 from launcher.state import private_dir, private_opener, state_home
@@ -38,9 +41,6 @@ LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 """A local Ray moves only small result dicts: a small object store fits a 2-core box."""
 WORKER_LOST_EXIT = 75
 """How a Ray worker leaves when its sub-agent worker died: Ray then retries the task."""
-PASSED_ENV = (settings.HOME.name, settings.MODEL.name, "PATH", "HOME")
-"""Driver variables a task's worker needs on its node (model keys travel the same way, and
-so do the OTEL_* variables: a traced batch's tasks export their spans too)."""
 LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's switch, read when `ray` is imported, between a one-machine cluster (0: its node
 address and every server it starts are 127.0.0.1, as Ray does on macOS and Windows) and
@@ -62,31 +62,74 @@ def _import_ray(*, loopback: bool) -> Any:
     return ray
 
 
-def run_on_node(job: dict[str, Any], env: dict[str, str], log_path: str) -> dict[str, Any]:
-    """The Ray task body: the worker process to its end; returns its RunState as a dict."""
-    spec = Job(**job)
+class HandOvers:
+    """A batch's sealed hand-overs (a Ray async actor): each task attempt's key offer
+    up to the driver, the driver's sealed answer down, by the task's `key`."""
+
+    def __init__(self) -> None:
+        self._up: dict[str, Any] = {}
+        self._down: dict[str, Any] = {}
+
+    @staticmethod
+    def _queue(table: dict[str, Any], key: str) -> Any:
+        if key not in table:
+            table[key] = asyncio.Queue()
+        return table[key]
+
+    async def offer(self, key: str, message: dict[str, Any]) -> None:
+        """A worker's key offer (from its task on the node)."""
+        await self._queue(self._up, key).put(message)
+
+    async def take_offer(self, key: str) -> dict[str, Any]:
+        """The next offer for `key`, when there is one (the driver waits here)."""
+        result: dict[str, Any] = await self._queue(self._up, key).get()
+        return result
+
+    async def answer(self, key: str, message: dict[str, Any]) -> None:
+        """The driver's sealed answer to the last offer for `key`."""
+        await self._queue(self._down, key).put(message)
+
+    async def take_answer(self, key: str) -> dict[str, Any]:
+        """The sealed answer for `key`, when there is one (the task waits here)."""
+        result: dict[str, Any] = await self._queue(self._down, key).get()
+        return result
+
+    async def drop(self, key: str) -> None:
+        """Forget `key` (its task ended)."""
+        self._up.pop(key, None)
+        self._down.pop(key, None)
+
+
+def run_on_node(
+    workspace: str, env: dict[str, str], log_path: str, handovers: Any, key: str
+) -> dict[str, Any]:
+    """The Ray task body: the worker process to its end; returns its RunState as a dict.
+
+    `env`: the driver's not-secret variables for the worker's block (ray_node's
+    `handed_env`). The worker's first line offers its key; the driver answers through
+    `handovers` with the Job and its secrets sealed to it: this task never holds them.
+    """
+    import ray
+
+    from launcher.procs.sealed import SEAL_KEY_OP
+
     state = RunState()
-    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "launcher.backend.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            cwd=spec.workspace,
-            env={**os.environ, **env},
-            start_new_session=True,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
+    proc, stdin, stdout = start_sealed_worker(workspace, env, log_path)
+    try:
         # stdin stays open for the run: its EOF (this process gone) tells the worker to stop.
-        proc.stdin.write(spec.to_line())
-        proc.stdin.flush()
-        for raw in proc.stdout:
+        for raw in stdout:
             event = protocol.decode(raw)
-            if event is not None:
+            if event is not None and event.get("op") == SEAL_KEY_OP:
+                ray.get(handovers.offer.remote(key, event))
+                stdin.write(protocol.encode(ray.get(handovers.take_answer.remote(key))))
+                stdin.flush()
+            elif event is not None:
                 state.observe(event)
-        proc.stdin.close()
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
         proc.wait()
+        stdout.close()
     if not state.final:
         # The worker died under us: a lost node, not a failed run. Leaving the Ray worker
         # process makes Ray count a system failure and retry the task.
@@ -127,8 +170,12 @@ class RayEngine:
     def __init__(self, options: EngineOptions) -> None:
         self.options = options
         self._started_here = not options.address
-        self._ray = _import_ray(loopback=self._started_here)
+        # A cluster on loopback must be joined as one: else Ray swaps 127.0.0.1 in the
+        # address for this machine's network address, where nothing listens.
+        host = (options.address or "").rpartition(":")[0].strip("[]") or options.address or ""
+        self._ray = _import_ray(loopback=self._started_here or _is_loopback(host))
         self._remote: Any = None
+        self._handovers: Any = None
         self._logs = contextlib.ExitStack()
 
     async def __aenter__(self) -> RayEngine:
@@ -155,6 +202,7 @@ class RayEngine:
         self._remote = ray.remote(run_on_node).options(
             num_cpus=o.num_cpus, max_retries=o.max_retries, retry_exceptions=False
         )
+        self._handovers = ray.remote(HandOvers).options(num_cpus=0).remote()
         return self
 
     async def __aexit__(
@@ -177,11 +225,14 @@ class RayEngine:
         o = self.options
         job = task.job(o)
         log_path = str(state_home() / "batch" / log_name(task.id))
-        env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("OTEL_")}
+        key = f"{task.id}:{secrets.token_hex(8)}"
         start = time.monotonic()
-        ref = self._remote.remote(asdict(job), env, log_path)
+        ref = self._remote.remote(job.workspace, handed_env(), log_path, self._handovers, key)
         try:
-            data = await asyncio.wrap_future(ref.future())
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._answer_offers, key, job)
+                data = await _wrap(ref)
+                tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             self._ray.cancel(ref, force=True)
             raise
@@ -192,5 +243,24 @@ class RayEngine:
                 duration_s=round(time.monotonic() - start, 3),
                 error=f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
             )
+        finally:
+            with contextlib.suppress(Exception):
+                self._handovers.drop.remote(key)
         state = RunState(**data)
         return TaskEnd.from_state(task.id, state, time.monotonic() - start)
+
+    async def _answer_offers(self, key: str, job: Job) -> None:
+        """Each attempt's key offer answered with the Job and this process's secrets sealed
+        to it: one per attempt, so never more than the task's tries."""
+        from launcher.procs.hidden import handed_secrets
+        from launcher.procs.sealed import seal
+
+        line = job.to_line().decode()
+        for _ in range(self.options.max_retries + 1):
+            offer = await _wrap(self._handovers.take_offer.remote(key))
+            await _wrap(self._handovers.answer.remote(key, seal(offer, handed_secrets(), line)))
+
+
+async def _wrap(ref: Any) -> Any:
+    """The value of a Ray object ref, awaited."""
+    return await asyncio.wrap_future(ref.future())

@@ -22,70 +22,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import subprocess
-import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from launcher import settings
 from launcher.backend import protocol
 from launcher.backend.pool import SubAgent, fold_line
 from launcher.backend.protocol import Job
-from launcher.engines.ray_engine import (
-    PASSED_ENV,
-    RAY_LOG_NAME,
-    _import_ray,
-    _is_loopback,
-    _ray_logs_to,
-)
+from launcher.engines.ray_engine import RAY_LOG_NAME, _import_ray, _is_loopback, _ray_logs_to
+from launcher.engines.ray_node import PASSED_ENV, handed_env, start_sealed_worker
 from launcher.errors import RunError, UsageError
-from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, handed_secrets
+from launcher.procs.hidden import handed_secrets
 from launcher.procs.sealed import SEAL_KEY_OP, seal
-from launcher.secrets import DENY_READ_VAR, public_environment, secret_files
 from launcher.state import state_home
-
-RAY_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
-RAY_DEFAULT_TOKEN = Path(".ray") / "auth_token"
-"""Under the home: where Ray keeps a cluster's token when RAY_AUTH_TOKEN_PATH is unset."""
-HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
-HANDED_PREFIXES = (settings.PREFIX, "OTEL_")
-"""serve's variables a worker on a node gets in its block, as a local worker inherits them."""
-SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
-"""The worker, told its secrets come sealed before its Job (backend/worker.py)."""
-
-
-def ray_token_files(environ: Mapping[str, str]) -> list[Path]:
-    """This node's Ray token files (the cluster's key: whoever reads one may run code on
-    every node): where RAY_AUTH_TOKEN_PATH says, and Ray's default."""
-    named = [environ.get(RAY_TOKEN_PATH_ENV, ""), str(Path.home() / RAY_DEFAULT_TOKEN)]
-    return [Path(os.path.realpath(p)) for p in named if p and os.path.isfile(p)]
-
-
-def worker_env(env: Mapping[str, str]) -> dict[str, str]:
-    """On the node: the worker's environment block. This node's variables that are not
-    secret, then serve's (`env`); the files denied to it are serve's and this node's
-    (its token file, the Ray token)."""
-    node = public_environment()
-    denied = [*secret_files(node), *secret_files(env), *ray_token_files(os.environ)]
-    block = {**node, **env}
-    if denied:
-        block[DENY_READ_VAR] = os.pathsep.join(dict.fromkeys(str(p) for p in denied))
-    return block
-
-
-def handed_env() -> dict[str, str]:
-    """serve's variables for a worker's environment block on a Ray node: the not-secret
-    ones a worker reads (a secret-named one never: secrets travel sealed)."""
-    return {
-        k: v
-        for k, v in public_environment().items()
-        if (k in HANDED_NAMES or k.startswith(HANDED_PREFIXES)) and k != HANDOVER_VAR
-    }
 
 
 class Mailbox:
@@ -117,36 +69,7 @@ def stream_on_node(
     """
     import ray
 
-    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
-    # any secret, as a local worker does; this node's own secrets stay out of its block.
-    handover = PulledHandover({"secret": {}}, worker_env(env))
-    # Its stdin and stdout are sockets, not pipes: any process of this user may open a
-    # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
-    # offer of its own and read the sealed answer; a socket cannot be opened that way.
-    down, worker_in = socket.socketpair()
-    up, worker_out = socket.socketpair()
-    with open(log_path, "ab") as errlog, down, up:
-        try:
-            proc = subprocess.Popen(
-                SEALED_ARGV,
-                stdin=worker_in.fileno(),
-                stdout=worker_out.fileno(),
-                stderr=errlog,
-                cwd=workspace,
-                env=handover.env,
-                pass_fds=(handover.fd,),
-                start_new_session=True,
-            )
-        except BaseException:
-            handover.close()
-            raise
-        finally:
-            worker_in.close()
-            worker_out.close()
-        # The files keep the sockets open; closing `stdin` is the worker's EOF.
-        stdin, stdout = down.makefile("wb"), up.makefile("rb")
-    handover.answer(proc.pid)
+    proc, stdin, stdout = start_sealed_worker(workspace, env, log_path)
 
     def relay_control() -> None:
         # Until the mailbox says no more (or is gone): each message down the worker's stdin.

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path, PurePath
 
 from launcher.errors import ToolError
-from launcher.secrets import is_secret_file
+from launcher.secret_files import is_secret_file
 from launcher.trust import Protected
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

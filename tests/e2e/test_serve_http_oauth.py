@@ -8,6 +8,7 @@ The issuer is the project's OAuth fixture (mcp_servers.oauth_protected), minting
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -78,3 +79,30 @@ async def test_jwts_of_the_issuer_are_accepted_by_subject_and_every_other_token_
                 assert seen.content[0].text.endswith(f"no sub-agent with agent_id '{agent_id}'")
                 stopped = await as_alice.call_tool("stop_subagent", {"agent_id": agent_id})
                 assert stopped.content[0].text == "stopped"
+
+
+@pytest.mark.anyio
+async def test_an_issuer_callers_jwt_is_masked_in_results_and_at_rest(tmp_path: Path) -> None:
+    """A model that echoes a caller's JWT (a host may put it in a prompt) writes the mask,
+    in serve's answer and in the stored session, for its own caller's and another's."""
+    with oauth_fixture() as issuer, http_serve(tmp_path, "--auth-issuer", issuer.base) as serve:
+        alice = issuer.mint_jwt("alice", serve.url)
+        bob = issuer.mint_jwt("bob", serve.url)
+        script = tmp_path / "say.yaml"
+        script.write_text(json.dumps({"steps": [{"say": f"bob's is {bob}, mine {alice}"}]}))
+        with anyio.fail_after(LIMIT_S):
+            async with http_client(serve.url, token=bob) as as_bob:
+                await as_bob.list_tools()
+            async with http_client(serve.url, token=alice) as as_alice:
+                done = await as_alice.call_tool(
+                    "spawn_subagent", {"prompt": "go", "model": f"scripted:{script}"}
+                )
+    assert done.structured_content is not None, done
+    answer = json.dumps(done.structured_content) + json.dumps(
+        [c.model_dump() for c in done.content]
+    )
+    assert "bob's is ****" in answer, answer
+    assert bob not in answer and alice not in answer
+    stored = b"".join(p.read_bytes() for p in sorted(serve.home.rglob("*")) if p.is_file())
+    assert b"bob's is" in stored  # the session was recorded at all
+    assert bob.encode() not in stored and alice.encode() not in stored

@@ -13,28 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launcher.config.types import SandboxSettings
-from launcher.secrets import secret_files
+from launcher.secret_files import HOME_CREDENTIALS, credential_paths, secret_files
 from launcher.tools.sandbox.gitdirs import worktree_git_dirs
 
-HOME_SECRETS: tuple[str, ...] = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".config/gcloud",
-    ".azure",
-    ".netrc",
-    ".docker/config.json",
-    ".kube",
-    # The coding-agent hosts' own credentials.
-    ".claude/.credentials.json",
-    ".claude.json",
-    ".codex/auth.json",
-    ".gemini/oauth_creds.json",
-    ".config/gh/hosts.yml",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-)
+HOME_SECRETS = HOME_CREDENTIALS
 """Paths under the user's home the shell never reads, whatever the agent says."""
 
 DEVICE_FILES: tuple[str, ...] = (
@@ -110,10 +92,10 @@ def expand_user_path(raw: str, home: Path) -> Path:
 
 
 def denied_paths(state_home: Path, home: Path, extra: Iterable[str] = ()) -> tuple[Path, ...]:
-    """The read deny list: SUBAGENT_HOME, the home's credential files, the files serve
-    reads as secrets (its token file), and `extra`."""
+    """The read deny list: SUBAGENT_HOME, the home's credential files (Ray's token too),
+    the files serve reads as secrets (its token file), and `extra`."""
     found: list[Path] = [state_home, Path("/dev"), *secret_files()]
-    found += [home / rel for rel in HOME_SECRETS]
+    found += credential_paths(home)
     found += [expand_user_path(raw, home) for raw in extra]
     # Resolved, so a symlinked home or a `..` in a path denies the real file.
     return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))

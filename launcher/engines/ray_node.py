@@ -1,0 +1,106 @@
+"""A worker on a Ray node, as batch's and serve's Ray tasks start it.
+
+It gets what a local worker gets. Its environment block: this node's variables that are
+not secret (Ray's own left out), and the driver's that a worker reads (`handed_env`:
+`SUBAGENT_*` — the sandbox mode, the deny rules, to which the node's Ray token file is
+added —, `OTEL_*`, the trace context). It makes itself non-dumpable before it holds
+anything, talks over sockets, and offers a key: its Job and secrets come sealed to it
+(procs/sealed.py), never as a task argument or a variable Ray sets.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+from launcher import settings
+from launcher.procs.hidden import HANDOVER_VAR, PulledHandover
+from launcher.secret_files import DENY_READ_VAR, secret_files
+from launcher.secrets import public_environment
+
+PASSED_ENV = (settings.HOME.name, settings.MODEL.name, "PATH", "HOME")
+"""Driver variables a task's worker needs on its node (model keys travel the same way, and
+so do the OTEL_* variables: a traced batch's tasks export their spans too)."""
+RAY_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
+RAY_PREFIX = "RAY_"
+RAY_DEFAULT_TOKEN = Path(".ray") / "auth_token"
+"""Under the home: where Ray keeps a cluster's token when RAY_AUTH_TOKEN_PATH is unset."""
+HANDED_NAMES = (*PASSED_ENV, "TRACEPARENT", "TRACESTATE")
+HANDED_PREFIXES = (settings.PREFIX, "OTEL_")
+"""serve's variables a worker on a node gets in its block, as a local worker inherits them."""
+SEALED_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker", "--sealed")
+"""The worker, told its secrets come sealed before its Job (backend/worker.py)."""
+
+
+def ray_token_files(environ: Mapping[str, str]) -> list[Path]:
+    """This node's Ray token files (the cluster's key: whoever reads one may run code on
+    every node): where RAY_AUTH_TOKEN_PATH says, and Ray's default."""
+    named = [environ.get(RAY_TOKEN_PATH_ENV, ""), str(Path.home() / RAY_DEFAULT_TOKEN)]
+    return [Path(os.path.realpath(p)) for p in named if p and os.path.isfile(p)]
+
+
+def worker_env(env: Mapping[str, str]) -> dict[str, str]:
+    """On the node: the worker's environment block. This node's variables that are not
+    secret, then serve's (`env`); the files denied to it are serve's and this node's
+    (its token file, the Ray token)."""
+    # Ray's own variables (its address, its processes' ids) tell a sub-agent's shell where
+    # the cluster is: a local worker has none of them either.
+    node = {k: v for k, v in public_environment().items() if not k.startswith(RAY_PREFIX)}
+    denied = [*secret_files(node), *secret_files(env), *ray_token_files(os.environ)]
+    block = {**node, **env}
+    if denied:
+        block[DENY_READ_VAR] = os.pathsep.join(dict.fromkeys(str(p) for p in denied))
+    return block
+
+
+def handed_env() -> dict[str, str]:
+    """serve's variables for a worker's environment block on a Ray node: the not-secret
+    ones a worker reads (a secret-named one never: secrets travel sealed)."""
+    return {
+        k: v
+        for k, v in public_environment().items()
+        if (k in HANDED_NAMES or k.startswith(HANDED_PREFIXES)) and k != HANDOVER_VAR
+    }
+
+
+def start_sealed_worker(
+    workspace: str, env: Mapping[str, str], log_path: str
+) -> tuple[subprocess.Popen[bytes], BinaryIO, BinaryIO]:
+    """On a node: a `--sealed` worker in `workspace` (`env`: the host's variables for its
+    block, `handed_env`), its stdin and stdout as files; it offers its key first."""
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
+    # any secret, as a local worker does; this node's own secrets stay out of its block.
+    handover = PulledHandover({"secret": {}}, worker_env(env))
+    # Its stdin and stdout are sockets, not pipes: any process of this user may open a
+    # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
+    # offer of its own and read the sealed answer; a socket cannot be opened that way.
+    down, worker_in = socket.socketpair()
+    up, worker_out = socket.socketpair()
+    with open(log_path, "ab") as errlog, down, up:
+        try:
+            proc = subprocess.Popen(
+                SEALED_ARGV,
+                stdin=worker_in.fileno(),
+                stdout=worker_out.fileno(),
+                stderr=errlog,
+                cwd=workspace,
+                env=handover.env,
+                pass_fds=(handover.fd,),
+                start_new_session=True,
+            )
+        except BaseException:
+            handover.close()
+            raise
+        finally:
+            worker_in.close()
+            worker_out.close()
+        # The files keep the sockets open; closing `stdin` is the worker's EOF.
+        stdin, stdout = down.makefile("wb"), up.makefile("rb")
+    handover.answer(proc.pid)
+    return proc, stdin, stdout
