@@ -266,6 +266,41 @@ def test_sigterm_drains_a_first_call_still_running(tmp_path: Path) -> None:
     assert wait_until(lambda: not _working_in(tmp_path), DRAIN_LIMIT_S), _working_in(tmp_path)
 
 
+def test_sigterm_before_the_sdk_has_loaded_drains_the_first_calls(tmp_path: Path) -> None:
+    # The early window: a first call's worker is up, serve has not yet imported the SDK
+    # (and with it runtime.py's drain). SIGTERM then still stops and records the run and
+    # exits 0, not killed by the signal.
+    config = _config(tmp_path)
+    home = tmp_path / "state"
+    proc = subprocess.Popen(
+        cli_argv("serve", "--config-dir", str(config)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "serve.err").open("wb"),
+        env=cli_env(home),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    try:
+        lines = [
+            request(1, "initialize", INIT),
+            INITIALIZED,
+            spawn_call(2, prompt="go", agent="slow"),
+        ]
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        proc.stdin.flush()
+        assert wait_until(lambda: statuses(home) == ["running"], START_LIMIT_S)
+        proc.send_signal(signal.SIGTERM)  # serve's SDK import takes ~1 s more from here
+        assert proc.wait(DRAIN_LIMIT_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert statuses(home) == ["stopped"]
+    assert wait_until(lambda: not _working_in(tmp_path), DRAIN_LIMIT_S), _working_in(tmp_path)
+
+
 def _working_in(directory: Path) -> list[int]:
     """Pids of processes whose working directory is `directory` (serve's workers, spares)."""
     pids = []
