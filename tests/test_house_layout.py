@@ -32,6 +32,7 @@ LEAVES = (
     "budget",
     "trust",
     "run_plan",
+    "runtime",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {
