@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import UsageError
+from launcher.runtime import Runtime
 from launcher.store import db, query, runlock
 from launcher.store.history import load_resumable
 
@@ -22,14 +23,14 @@ def _session(conn: sqlite3.Connection, sid: str, started: float, depth: int = 0)
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, runtime: Runtime) -> Iterator[Path]:
     conn = db.connect(tmp_path)
     assert conn is not None
     _session(conn, "s-1", 1.0)
     conn.close()
     yield tmp_path
-    for path in list(runlock._claimed):  # a test's claims never outlive it
-        runlock.unclaim(runlock._claimed[path])
+    for lock in list(runtime.store.claimed.values()):  # a test's claims never outlive it
+        runlock.unclaim(lock)
 
 
 def test_two_resumes_that_load_the_same_session_cannot_both_run(home: Path) -> None:
