@@ -2,7 +2,8 @@
 
 What a process learns (tokens to mask, variables it hid), holds (session locks it claimed
 for a resume), counts (commits between two store checkpoints, children started on purpose,
-sessions relying on the subreaper sweep) and probes once (the sandbox mechanisms) lives
+sessions relying on the subreaper sweep), shares (the store's connection, the protected
+places' originals) and probes once (the sandbox mechanisms) lives
 here, not in module globals. The entry point (the CLI, serve's worker, batch's worker)
 installs a fresh one; each test gets a fresh one (tests/conftest.py).
 
@@ -22,7 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from launcher.store.runlock import RunLock
+    from launcher.trust.record import Key, _Originals
 
 
 @dataclasses.dataclass(eq=False)
@@ -35,6 +39,15 @@ class Secrets:
     """Credentials learned while running (OAuth tokens): masked like env secrets."""
     generation: int = 0
     """Bumped by every learned value, so a LiveMask knows to rebuild."""
+    in_block: set[str] | None = None
+    """After a hand-over was restored: the names that stayed in the environment block
+    (procs/hidden.py); None before."""
+    handed: dict[str, tuple[str, float]] = dataclasses.field(default_factory=dict)
+    """Tokens serve learned per request (callers' JWTs), handed down to workers started
+    from now on: value -> (its variable, when it expires) (backend/callers.py)."""
+    handed_generation: int = 0
+    """Bumped when the secrets a new worker is handed change after start-up (a new caller
+    token): a worker started before holds too few (backend/spare.py retires it)."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -48,6 +61,10 @@ class Store:
     checkpointing: set[Path] = dataclasses.field(default_factory=set)
     """Homes whose checkpoint is running now."""
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    connections: dict[Path, sqlite3.Connection] = dataclasses.field(default_factory=dict)
+    """This process's connection to each home's store, shared by its sessions (store/sink.py)."""
+    writing: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    """Sinks on two threads' event loops must not interleave their transactions."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -72,6 +89,16 @@ class Sandbox:
 
 
 @dataclasses.dataclass(eq=False)
+class Trust:
+    """The protected places' originals, shared by this process's sessions (trust/record.py)."""
+
+    originals: dict[Key, _Originals] = dataclasses.field(default_factory=dict)
+    """Per set of places: the originals the live sessions put back to; the last one out
+    lets them go."""
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+
+@dataclasses.dataclass(eq=False)
 class Runtime:
     """One process's run-time state; see the module docstring."""
 
@@ -79,6 +106,7 @@ class Runtime:
     store: Store = dataclasses.field(default_factory=Store)
     children: Children = dataclasses.field(default_factory=Children)
     sandbox: Sandbox = dataclasses.field(default_factory=Sandbox)
+    trust: Trust = dataclasses.field(default_factory=Trust)
 
 
 _installed = Runtime()
