@@ -16,11 +16,11 @@ import contextlib
 import functools
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from launcher import runtime
 from launcher.events import (
     AgentEnd,
     AgentStart,
@@ -40,26 +40,24 @@ from launcher.store.runlock import RunLock, lock_path, take_claimed
 
 Write = tuple[str, tuple[Any, ...]]
 
-_SHARED: dict[Path, sqlite3.Connection] = {}
-_SHARED_LOCK = threading.Lock()
-"""Sinks on two threads' event loops must not interleave their transactions."""
-
 
 def shared_connection(home: Path) -> sqlite3.Connection:
     """This process's connection to the store at `home`, opened (and migrated) on first use."""
-    with _SHARED_LOCK:
-        conn = _SHARED.get(home)
+    held = runtime.current().store
+    with held.writing:
+        conn = held.connections.get(home)
         if conn is None:
             conn = connect(home, shared=True)
             assert conn is not None
-            _SHARED[home] = conn
+            held.connections[home] = conn
         return conn
 
 
 def forget_connection(home: Path) -> None:
     """Drop a connection that failed, so the next session opens a fresh one."""
-    with _SHARED_LOCK:
-        conn = _SHARED.pop(home, None)
+    held = runtime.current().store
+    with held.writing:
+        conn = held.connections.pop(home, None)
     if conn is not None:
         with contextlib.suppress(sqlite3.Error):
             conn.close()
@@ -257,7 +255,7 @@ class StoreSink:
             if index:
                 index_new(conn)
 
-        with _SHARED_LOCK:
+        with runtime.current().store.writing:
             write(conn, body)
         self._commits += 1
 
