@@ -80,7 +80,9 @@ async def test_a_due_session_end_leaves_checkpoint_and_index_to_a_thread(
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 1)
     started: list[Path] = []
-    monkeypatch.setattr(checkpoint, "start", started.append)  # held back: run by hand below
+    monkeypatch.setattr(
+        checkpoint, "start", lambda home, held: started.append(home)
+    )  # held back: run by hand below
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -106,7 +108,9 @@ async def test_the_checkpoint_runs_on_a_thread_of_its_own(
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 1)
     threads: list[threading.Thread] = []
     real_start = checkpoint.start
-    monkeypatch.setattr(checkpoint, "start", lambda home: threads.append(real_start(home)))
+    monkeypatch.setattr(
+        checkpoint, "start", lambda home, held: threads.append(real_start(home, held))
+    )
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -125,7 +129,7 @@ async def test_a_session_end_before_a_checkpoint_is_due_indexes_at_once(
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 10**6)
     started: list[Path] = []
-    monkeypatch.setattr(checkpoint, "start", started.append)
+    monkeypatch.setattr(checkpoint, "start", lambda home, held: started.append(home))
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -140,12 +144,14 @@ def test_commits_add_up_over_sessions_until_a_checkpoint_is_due(
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 10)
     home = tmp_path / "home"
-    assert not checkpoint.due(home, 6)
-    assert checkpoint.due(home, 6)  # 12 since the last one
-    assert not checkpoint.due(home, 2)  # one is running: never two at once; these 2 count on
+    assert not checkpoint.due(home, 6, runtime.store)
+    assert checkpoint.due(home, 6, runtime.store)  # 12 since the last one
+    assert not checkpoint.due(
+        home, 2, runtime.store
+    )  # one is running: never two at once; these 2 count on
     checkpoint._checkpoint(
         home, runtime.store
     )  # no store there: dropped, and the slot is free again
-    assert not checkpoint.due(home, 7)  # 9 since the last one
-    assert checkpoint.due(home, 1)
+    assert not checkpoint.due(home, 7, runtime.store)  # 9 since the last one
+    assert checkpoint.due(home, 1, runtime.store)
     checkpoint._checkpoint(home, runtime.store)

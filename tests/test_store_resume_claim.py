@@ -41,9 +41,11 @@ def test_two_resumes_that_load_the_same_session_cannot_both_run(home: Path) -> N
     assert first.id == "s-1"
 
 
-def test_the_writer_adopts_the_claimed_lock_and_its_end_frees_the_session(home: Path) -> None:
+def test_the_writer_adopts_the_claimed_lock_and_its_end_frees_the_session(
+    home: Path, runtime: Runtime
+) -> None:
     load_resumable(home, "s-1")
-    lock = runlock.take_claimed(runlock.lock_path(home, "s-1"))
+    lock = runlock.take_claimed(runlock.lock_path(home, "s-1"), runtime.store)
     assert lock is not None and lock.acquire()  # already held: adopting it succeeds at once
     assert runlock.is_alive(home, "s-1")
 

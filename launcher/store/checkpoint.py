@@ -28,12 +28,11 @@ so one that overlapped the next session's first write (the WAL cannot start over
 is made good at a later session's end before the backstop fires."""
 
 
-def due(home: Path, commits: int) -> bool:
+def due(home: Path, commits: int, held: runtime.Store) -> bool:
     """Count a session's `commits` to `home`'s store; True when its end should checkpoint.
 
     True reserves the checkpoint: the caller must then call `start(home)`.
     """
-    held = runtime.current().store
     with held.lock:
         total = held.commits.get(home, 0) + commits
         if total < CHECKPOINT_COMMITS or home in held.checkpointing:
@@ -44,11 +43,11 @@ def due(home: Path, commits: int) -> bool:
         return True
 
 
-def start(home: Path) -> threading.Thread:
+def start(home: Path, held: runtime.Store) -> threading.Thread:
     """Checkpoint `home`'s store on a daemon thread, then bring the search index up there."""
     thread = threading.Thread(
         target=_checkpoint,
-        args=(home, runtime.current().store),
+        args=(home, held),
         name="logs.db checkpoint",
         daemon=True,
     )

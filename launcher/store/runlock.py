@@ -69,9 +69,9 @@ def claim(home: Path, session_id: str) -> RunLock | None:
     return lock
 
 
-def take_claimed(path: Path) -> RunLock | None:
+def take_claimed(path: Path, held: runtime.Store) -> RunLock | None:
     """The lock this process claimed at `path`, handed to the session's writer (once)."""
-    return runtime.current().store.claimed.pop(path, None)
+    return held.claimed.pop(path, None)
 
 
 def unclaim(lock: RunLock) -> None:
