@@ -104,9 +104,11 @@ def resolve_limits(
     values: dict[str, Any] = {}
     for name in LIMIT_FIELDS:
         own, asked = getattr(agent, name), getattr(request, name)
+        if asked is not None and not math.isfinite(asked):
+            asked = None  # NaN compares false with everything: it would lift the ceiling
         if asked is None:
             values[name] = own
-        elif own is not None and asked > own:
+        elif own is not None and not asked <= own:
             warnings.append(
                 f"{_OPTION[name]} {asked:g} is above {who}'s {name} {own:g}: lowered to {own:g}"
             )

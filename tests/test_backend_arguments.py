@@ -3,6 +3,7 @@ held to serve's directories, with errors that never show a file's content."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,13 @@ SPAWN = catalog.tool_schema("spawn_subagent")
         ({"prompt": "x", "agnet": "a"}, "unknown argument `agnet`"),
         ({"ext": []}, "missing required argument `prompt`"),
         ({"prompt": None}, "`prompt` must be a string, got null"),
+        ({"prompt": "x", "max_cost_usd": math.nan}, "`max_cost_usd` must be a finite number"),
+        ({"prompt": "x", "max_cost_usd": math.inf}, "`max_cost_usd` must be a finite number"),
+        ({"prompt": "x", "timeout": math.nan}, "`timeout` must be a finite number, got nan"),
+        ({"prompt": "x", "timeout": -math.inf}, "`timeout` must be a finite number"),
+        ({"prompt": "x", "timeout": -1}, "`timeout` must be greater than 0, got -1"),
+        ({"prompt": "x", "idle_timeout": 0}, "`idle_timeout` must be greater than 0, got 0"),
+        ({"prompt": "x", "max_cost_usd": 0.0}, "`max_cost_usd` must be greater than 0"),
     ],
 )
 def test_a_bad_argument_is_a_clear_error_naming_it(args: dict[str, Any], says: str) -> None:

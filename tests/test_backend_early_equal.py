@@ -177,3 +177,43 @@ def test_a_request_the_face_cannot_answer_ends_early_answers_so_none_overtakes_i
     assert answers.answer(json.dumps(lines[2]).encode()) is not None
     assert answers.answer(json.dumps(call).encode()) is None
     assert answers.answer(json.dumps(lines[3]).encode()) is None  # after the call: the SDK's
+
+
+RESPONSE_MEMBERS = [
+    {"error": {"code": 1, "message": "x"}},
+    {"error": {"code": 1, "message": "x", "data": {"a": 1}}},
+    {"error": 1},
+    {"result": {}},
+    {"result": {"a": 1}, "error": {"code": 1, "message": "x"}},
+]
+
+
+@pytest.mark.parametrize("extra", RESPONSE_MEMBERS, ids=json.dumps)
+@pytest.mark.parametrize("method", ["initialize", "ping", "tools/list", "tools/call"])
+def test_a_request_carrying_a_response_member_is_the_sdks_to_read(
+    method: str, extra: dict[str, Any]
+) -> None:
+    # The SDK's parser may read such a line as a response (an error, then nothing runs);
+    # the face takes and answers nothing of it, so no early run or answer can differ.
+    taken: list[Any] = []
+    answers = EarlyAnswers([("general-purpose", "all")], take=lambda m, _: bool(taken.append(m)))
+    params: dict[str, Any] = {
+        "initialize": handshake("2025-11-25")[0]["params"],
+        "ping": {},
+        "tools/list": {},
+        "tools/call": {"name": "spawn_subagent", "arguments": {"prompt": "go"}},
+    }[method]
+    line = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params, **extra}
+    if method != "initialize":
+        assert answers.answer(json.dumps(handshake("2025-11-25")[0]).encode()) is not None
+    assert answers.answer(json.dumps(line).encode()) is None
+    assert taken == []
+
+
+def test_the_sdk_reads_a_call_with_an_error_member_as_an_error_response() -> None:
+    # Why the face must not take such a call: the SDK path runs nothing for it.
+    call = {"name": "spawn_subagent", "arguments": {"prompt": "go"}}
+    line = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    line["error"] = {"code": 1, "message": "x"}
+    parsed = types.jsonrpc_message_adapter.validate_json(json.dumps(line))
+    assert isinstance(parsed, types.JSONRPCError)

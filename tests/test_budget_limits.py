@@ -3,6 +3,8 @@ to what their parent has left; the next reply is judged from the last one."""
 
 from __future__ import annotations
 
+import math
+
 from launcher.budget import (
     DEFAULT_IDLE_TIMEOUT_S,
     Budget,
@@ -29,6 +31,16 @@ def test_a_request_sets_what_the_agent_leaves_open_and_idle_has_a_default() -> N
     assert limits.max_cost_usd == 0.5 and warnings == []
     assert limits.idle_timeout == DEFAULT_IDLE_TIMEOUT_S
     assert limits.timeout is None and limits.max_tokens is None
+
+
+def test_a_non_finite_request_never_lifts_the_agents_ceiling() -> None:
+    agent = Limits(max_cost_usd=0.5, timeout=2.0, idle_timeout=30.0)
+    for odd in (math.nan, math.inf, -math.inf):
+        asked = Limits(max_cost_usd=odd, timeout=odd, idle_timeout=odd)
+        limits, _ = resolve_limits(agent, asked)
+        assert (limits.max_cost_usd, limits.timeout, limits.idle_timeout) == (0.5, 2.0, 30.0)
+    open_ended, _ = resolve_limits(Limits(), Limits(max_cost_usd=math.nan, timeout=math.nan))
+    assert open_ended.max_cost_usd is None and open_ended.timeout is None
 
 
 def test_a_child_is_clamped_to_its_parents_remainder() -> None:

@@ -25,3 +25,12 @@ def test_a_bad_limit_is_a_bad_line_naming_the_field() -> None:
         parsed = parse_task(json.dumps({"id": "a", "prompt": "p", field: value}), 4)
         assert isinstance(parsed, BadLine)
         assert parsed.line == 4 and f"'{field}'" in parsed.reason
+
+
+def test_a_non_finite_limit_is_a_bad_line() -> None:
+    # Python's json reads a bare NaN and 1e400 (inf); NaN would slip past `value <= 0`.
+    for text in ("NaN", "Infinity", "1e400"):
+        line = '{"id": "a", "prompt": "p", "max_cost_usd": ' + text + "}"
+        parsed = parse_task(line, 2)
+        assert isinstance(parsed, BadLine), text
+        assert "'max_cost_usd'" in parsed.reason

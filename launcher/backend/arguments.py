@@ -1,13 +1,16 @@
 """A host's tool arguments checked against the tool's own input schema, before anything runs.
 
 Covers the schema vocabulary serve's tools use (object, string, integer, boolean, array of
-strings, minimum, enum, required, additionalProperties): a value of the wrong type is an
-error naming the argument, never coerced (a string where a list is expected is not split
-into characters). A `null` for an optional argument reads as leaving it out.
+strings, minimum, exclusiveMinimum, maximum, enum, required, additionalProperties): a value
+of the wrong type is an error naming the argument, never coerced (a string where a list is
+expected is not split into characters). A `null` for an optional argument reads as leaving
+it out. Numbers must be finite: JSON parsers take a bare NaN or 1e400, which compare like
+no number.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -50,9 +53,17 @@ def _check(name: str, value: Any, schema: dict[str, Any]) -> None:
         hint = ' (e.g. ["name"])' if kind == "array" and isinstance(value, str) else ""
         wanted = _NAMES.get(kind, kind)
         raise ArgumentError(f"`{name}` must be {wanted}{hint}, got {_describe(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ArgumentError(f"`{name}` must be a finite number, got {value}")
     minimum = schema.get("minimum")
     if minimum is not None and value < minimum:
         raise ArgumentError(f"`{name}` must be at least {minimum}, got {value}")
+    above = schema.get("exclusiveMinimum")
+    if above is not None and not value > above:
+        raise ArgumentError(f"`{name}` must be greater than {above}, got {value}")
+    maximum = schema.get("maximum")
+    if maximum is not None and value > maximum:
+        raise ArgumentError(f"`{name}` must be at most {maximum}, got {value}")
     if "enum" in schema and value not in schema["enum"]:
         raise ArgumentError(f"`{name}` must be one of {', '.join(map(str, schema['enum']))}")
     if kind == "array" and "items" in schema:

@@ -317,7 +317,7 @@ def peer_uid(peer: tuple[str, int], local: tuple[str, int]) -> int | None:
         want_local, want_remote = _as_address(*peer), _as_address(*local)
     except ValueError:
         return None
-    from launcher.backend.sock_diag import owner_uid
+    from launcher.backend.sock_diag import held_by_owner, owner_uid
 
     if want_local[0].version == want_remote[0].version:
         family = socket.AF_INET if want_local[0].version == 4 else socket.AF_INET6
@@ -331,14 +331,16 @@ def peer_uid(peer: tuple[str, int], local: tuple[str, int]) -> int | None:
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) < 8:
+            if len(fields) < 10:
                 continue
             try:
                 if (_proc_address(fields[1]), _proc_address(fields[2])) == (
                     want_local,
                     want_remote,
                 ):
-                    return int(fields[7])
+                    # The same rule as sock_diag's: timewait rows show uid 0 too.
+                    if held_by_owner(int(fields[3], 16), int(fields[9])):
+                        return int(fields[7])
             except ValueError:
                 continue
     return None

@@ -10,7 +10,8 @@ handshake version), and queues every other line, in order, for the SDK server. h
 then replays the answered `initialize` to the SDK server (under a private id, its answer
 dropped) and feeds it the queue and the live lines that follow: nothing is lost or
 answered twice. Anything it is not sure to answer exactly as the SDK would (a first
-request other than `initialize`, a 2026-07-28 envelope, unusual params) waits for the SDK.
+request other than `initialize`, a 2026-07-28 envelope, unusual params, a request that
+also carries `result` or `error`) waits for the SDK.
 Lines are read as the SDK's stdio server reads them, in linear time and decoded as UTF-8
 with U+FFFD for invalid bytes, but bounded: a line over MAX_LINE_BYTES is dropped.
 """
@@ -116,6 +117,8 @@ class EarlyAnswers:
     def _reply(self, msg: dict[str, Any]) -> dict[str, Any] | None:
         if msg.get("jsonrpc") != "2.0" or "id" not in msg or "method" not in msg:
             return None  # a notification or a response: the SDK's
+        if "result" in msg or "error" in msg:
+            return None  # the SDK's parser may read it as a response: its call, not ours
         method, params, rid = msg["method"], msg.get("params"), msg["id"]
         if not isinstance(rid, str | int) or isinstance(rid, bool):
             return None

@@ -11,13 +11,15 @@ context), no `task`, and a host that did not declare elicitation (its sub-agent'
 requests could not reach it without the SDK's session); serve takes none while tracing is
 on (the SDK's server span is a traced run's parent). Everything else waits for the SDK as
 before. A `notifications/cancelled` naming a call taken here stops its sub-agent (the
-SDK would not know the id), and no answer is written for it.
+SDK would not know the id), and no answer is written for it; it covers the calls with that
+id taken before it, not a later call that reuses the id (which the SDK would answer too).
 """
 
 from __future__ import annotations
 
 import json
 import queue
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,16 @@ holds the SDK up for long."""
 def _key(rid: Any) -> tuple[str, Any]:
     """A request id as a dict key: 1 and "1" are different ids."""
     return (type(rid).__name__, rid)
+
+
+class _Call:
+    """One call taken here: its run once started, and whether the host cancelled it."""
+
+    __slots__ = ("cancelled", "entry")
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.entry: Any = None
 
 
 def wire(rid: Any, body: dict[str, Any]) -> bytes:
@@ -80,8 +92,10 @@ class FirstCalls:
     def __init__(self, write: Callable[[bytes], None]) -> None:
         self._write = write
         self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._taken: set[tuple[str, Any]] = set()
-        """Ids of calls taken here and not yet answered (read on the reader thread)."""
+        self._taken: dict[tuple[str, Any], int] = {}
+        """Ids of calls taken here and not yet answered, with how many (a host may reuse
+        an id); read on the reader thread, so changed under `_lock`."""
+        self._lock = threading.Lock()
         self._starting = 0
         """Calls being checked and queued on the loop now."""
         self._entries: list[Any] = []
@@ -162,7 +176,9 @@ class FirstCalls:
             check_arguments(TOOL, schema or {}, arguments)
         except Exception:  # the SDK server answers it, with its own error text
             return False
-        self._taken.add(_key(message["id"]))
+        key = _key(message["id"])
+        with self._lock:
+            self._taken[key] = self._taken.get(key, 0) + 1
         self._inbox.put(("call", message))
         return True
 
@@ -186,8 +202,9 @@ class FirstCalls:
         a cancelled one's sub-agent (`stop`: the pool's). Runs until cancelled."""
         import anyio
 
-        entries: dict[tuple[str, Any], Any] = {}
-        cancelled: set[tuple[str, Any]] = set()
+        live: dict[tuple[str, Any], list[_Call]] = {}
+        """The calls taken and not yet answered, by id; the inbox keeps the host's order,
+        so a cancellation reaches exactly the calls taken before it."""
         try:
             async with anyio.create_task_group() as tg:
                 while True:
@@ -197,22 +214,24 @@ class FirstCalls:
                     if kind == "end":
                         return
                     if kind == "cancel":
-                        key = _key(item)
-                        cancelled.add(key)
-                        if key in entries:
-                            tg.start_soon(stop, entries[key])
+                        for call in live.get(_key(item), ()):
+                            call.cancelled = True
+                            if call.entry is not None:
+                                tg.start_soon(stop, call.entry)
                         continue
-                    tg.start_soon(self._run, item, start, stop, entries, cancelled)
+                    call = _Call()
+                    live.setdefault(_key(item["id"]), []).append(call)
+                    tg.start_soon(self._run, item, call, live, start, stop)
         finally:
             self._inbox.put(("end", None))  # the thread left waiting on the inbox ends too
 
     async def _run(
         self,
         message: dict[str, Any],
+        call: _Call,
+        live: dict[tuple[str, Any], list[_Call]],
         start: Callable[..., Any],
         stop: Callable[[Any], Any],
-        entries: dict[tuple[str, Any], Any],
-        cancelled: set[tuple[str, Any]],
     ) -> None:
 
         from launcher.errors import SubagentError
@@ -228,12 +247,12 @@ class FirstCalls:
             answer = text_result(f"Invalid arguments for {TOOL}: {exc}", is_error=True)
         except Exception as exc:  # one call's failure must not end serve: its caller hears
             failed = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
-            await self._answer(rid, key, cancelled, {"error": failed})
+            await self._answer(rid, key, call, live, {"error": failed})
             return
         else:
-            entries[key] = entry
+            call.entry = entry
             self._entries.append(entry)
-            if key in cancelled:
+            if call.cancelled:
                 await stop(entry)
             if args.get("background"):
                 answer = text_result(json.dumps({"agent_id": entry.id}), {"agent_id": entry.id})
@@ -246,14 +265,28 @@ class FirstCalls:
                 answer = run_answer(entry)
         finally:
             self._starting -= 1
-        entries.pop(key, None)
-        await self._answer(rid, key, cancelled, {"result": answer})
+        await self._answer(rid, key, call, live, {"result": answer})
 
     async def _answer(
-        self, rid: Any, key: tuple[str, Any], cancelled: set[tuple[str, Any]], body: dict[str, Any]
+        self,
+        rid: Any,
+        key: tuple[str, Any],
+        call: _Call,
+        live: dict[tuple[str, Any], list[_Call]],
+        body: dict[str, Any],
     ) -> None:
         import anyio
 
-        self._taken.discard(key)
-        if key not in cancelled:  # a cancelled request is answered by nobody
+        calls = live.get(key, [])
+        if call in calls:
+            calls.remove(call)
+        if not calls:
+            live.pop(key, None)
+        with self._lock:
+            left = self._taken.get(key, 0) - 1
+            if left > 0:
+                self._taken[key] = left
+            else:
+                self._taken.pop(key, None)
+        if not call.cancelled:  # a cancelled request is answered by nobody
             await anyio.to_thread.run_sync(self._write, wire(rid, body))

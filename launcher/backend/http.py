@@ -72,7 +72,8 @@ def security_for(host: str) -> TransportSecuritySettings | None:
 
 class SameUserOnly:
     """Without tokens: only connections from serve's own uid get through; others, and any
-    whose owner cannot be told (no /proc/net/tcp), get 403."""
+    whose owner cannot be told (no /proc/net/tcp), get 403. The client address must be the
+    transport's peer, never one from a header (uvicorn runs without proxy headers)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -177,6 +178,10 @@ async def serve_http(
             lifespan="on",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
             access_log=False,
+            # uvicorn would otherwise rewrite the client address from X-Forwarded-For for
+            # any loopback peer, and SameUserOnly would ask the kernel about a socket the
+            # caller named: the client must stay the socket's own peer address.
+            proxy_headers=False,
         )
         server = _Server(config)
         async with anyio.create_task_group() as tg:

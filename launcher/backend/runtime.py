@@ -9,7 +9,6 @@ and the process exits 0.
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -22,6 +21,7 @@ import anyio.abc
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 
+from launcher.backend.drain_signal import DrainSignal
 from launcher.backend.early import EarlyFace
 from launcher.backend.handover import early_streams
 from launcher.backend.pool import Driver, SubagentManager
@@ -30,9 +30,6 @@ from launcher.backend.spare import SPARE_COUNT, SparePool
 from launcher.backend.tasks.store import TaskStore
 from launcher.backend.tasks.wire import install_tasks
 from launcher.config.types import Config
-
-DRAIN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-"""What ends serve in order: a service manager's stop, and Ctrl-C."""
 
 
 @dataclass
@@ -58,6 +55,8 @@ class ServeOptions:
     manager: SubagentManager | None = None
     """The pool, when it was made before the SDK loaded (it ran the first calls the early
     face took: first_call.py); its task group is its maker's."""
+    drain_signal: DrainSignal | None = None
+    """The drain signal, watched since before the SDK loaded (None: watched from here)."""
 
 
 @dataclass
@@ -100,7 +99,11 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
                 app.server.create_initialization_options(),
             )
             runtime = Runtime(app, options, manager, anyio.Event())
-            await tg.start(drain_on_signal, manager, runtime.drained.set)
+            signalled = opts.drain_signal
+            if signalled is None:
+                signalled = DrainSignal()
+                await tg.start(signalled.watch)
+            tg.start_soon(drain_on_signal, manager, runtime.drained.set, signalled)
             try:
                 yield runtime
             finally:
@@ -112,21 +115,14 @@ async def running(opts: ServeOptions) -> AsyncIterator[Runtime]:
 
 
 async def drain_on_signal(
-    manager: SubagentManager,
-    drained: Callable[[], Any],
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    manager: SubagentManager, drained: Callable[[], Any], signalled: DrainSignal
 ) -> None:
-    """On the first of DRAIN_SIGNALS: drain the pool, then call `drained`."""
-    with anyio.open_signal_receiver(*DRAIN_SIGNALS) as signals:
-        task_status.started()
-        async for signum in signals:
-            running = sum(1 for e in manager.agents.values() if not e.done.is_set())
-            name = signal.Signals(signum).name
-            print(f"subagent serve: {name}: stopping {running} sub-agent(s)", file=sys.stderr)
-            break
-    # A second signal meanwhile changes nothing: the drain is already bounded
-    # (pool.STOP_GRACE_S, then the kill ladder) and shielded from the face's end.
+    """On the first of DRAIN_SIGNALS (`signalled`): drain the pool, then call `drained`."""
+    await signalled.event.wait()
+    running = sum(1 for e in manager.agents.values() if not e.done.is_set())
+    print(f"subagent serve: {signalled.name}: stopping {running} sub-agent(s)", file=sys.stderr)
+    # A second signal meanwhile changes nothing (the receiver stays open): the drain is
+    # bounded (pool.STOP_GRACE_S, then the kill ladder) and shielded from the face's end.
     with anyio.CancelScope(shield=True):
         await manager.drain()
     drained()

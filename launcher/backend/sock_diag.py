@@ -32,13 +32,21 @@ MSG_HEAD = struct.Struct("=BBBB")
 """inet_diag_msg before its socket id: family, state, timer, retransmits."""
 MSG_TAIL = struct.Struct("=IIIII")
 """inet_diag_msg after its socket id: expires, rqueue, wqueue, uid, inode."""
-FULL_SOCKET_STATES = frozenset({1, 2, 4, 5, 7, 8, 9, 11})
-"""TCP states whose socket has its owner's uid: not TIME_WAIT (6) and SYN_RECV (3), which
-the kernel reports as uid 0, and not LISTEN (10), which is never the caller's end."""
+ESTABLISHED = 1
+"""The one TCP state a caller's end is in while it waits for an answer. Others are refused:
+a timewait socket reports its substate (FIN_WAIT2 or TIME_WAIT) with uid 0, as do request
+sockets (SYN_RECV, NEW_SYN_RECV); a LISTEN socket is never the caller's end; and a caller
+that half-closed or closed (FIN_WAIT1/2, CLOSING, LAST_ACK, CLOSE_WAIT) can be told no."""
 TIMEOUT_S = 1.0
 """A lookup is one hash probe in the kernel; a reply later than this means something else
 is wrong, and the caller falls back."""
 RECV_BYTES = 8192
+
+
+def held_by_owner(state: int, inode: int) -> bool:
+    """Whether a socket the kernel reports in `state` with `inode` has a uid to believe:
+    established and still held by a process (an orphaned socket has inode 0)."""
+    return state == ESTABLISHED and inode != 0
 
 
 def _packed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bytes:
@@ -83,8 +91,8 @@ def _uid_of(reply: bytes, family: int, sockid: bytes) -> int | None:
     got_id = reply[offset + MSG_HEAD.size : offset + MSG_HEAD.size + SOCKID.size]
     if got_family != family or got_id != sockid[: SOCKID.size]:
         return None  # the kernel answered about another socket: believe nothing
-    if state not in FULL_SOCKET_STATES:
-        return None
     tail = offset + MSG_HEAD.size + SOCKID.size + SOCKID_TAIL.size
-    uid: int = MSG_TAIL.unpack_from(reply, tail)[3]
-    return uid
+    uid, inode = MSG_TAIL.unpack_from(reply, tail)[3:5]
+    if not held_by_owner(state, inode):
+        return None
+    return int(uid)

@@ -176,6 +176,7 @@ def run_serve(
 
     import anyio
 
+    from launcher.backend.drain_signal import DrainSignal
     from launcher.backend.spare import SparePool
     from launcher.state import state_home
 
@@ -185,17 +186,24 @@ def run_serve(
     dirs = tuple(d.resolve() for d in scripted_dirs)
 
     async def main() -> None:
-        # The first spare imports on the other core while the SDK loads here (~1.5 s).
-        spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
-        if spares is not None:
-            await spares.start_now()
+        # First calls run before the SDK (and its drain) loads: a signal meanwhile is held
+        # here and drains them once the drain is up, never killing serve mid-run.
+        signalled = DrainSignal()
         async with anyio.create_task_group() as tg:
+            await tg.start(signalled.watch)
+            # The first spare imports on the other core while the SDK loads here (~1.5 s).
+            spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
+            if spares is not None:
+                await spares.start_now()
             manager = None
             if calls is not None and spares is not None:
                 manager = calls.open_pool(tg, config, config_path, root, home, dirs, spares=spares,
                                           model=model, max_concurrent=max_concurrent,
                                           no_lock=no_lock)  # fmt: skip
-                await calls.head_start()
+                with anyio.CancelScope() as head_start:
+                    tg.start_soon(_cancel_on, signalled.event, head_start)
+                    await calls.head_start()  # a signal cuts it short: drain at once
+                    head_start.cancel()
             # On a thread: the loop goes on running (and answering) the first calls meanwhile.
             runtime = await anyio.to_thread.run_sync(import_module, "launcher.backend.runtime")
             opts = runtime.ServeOptions(
@@ -211,6 +219,7 @@ def run_serve(
                 spares=spares,
                 config=config,
                 manager=manager,
+                drain_signal=signalled,
             )
             if listener is None:
                 await runtime.serve_stdio(opts, face)
@@ -222,3 +231,9 @@ def run_serve(
 
     anyio.run(main)
     return 0
+
+
+async def _cancel_on(event: Any, scope: Any) -> None:
+    """Cancel `scope` once `event` is set."""
+    await event.wait()
+    scope.cancel()

@@ -8,6 +8,7 @@ as it ends, so a crash loses only the tasks in flight.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -70,9 +71,11 @@ def parse_task(text: str, line: int) -> BatchTask | BadLine:
     for key in LIMIT_FIELDS:
         value = data.get(key)
         if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value < math.inf  # NaN and inf: JSON parsers take both
         ):
-            return BadLine(line, f"field '{key}' must be a positive number")
+            return BadLine(line, f"field '{key}' must be a positive finite number")
     if data.get("max_tokens") is not None and not isinstance(data["max_tokens"], int):
         return BadLine(line, "field 'max_tokens' must be a whole number")
     return BatchTask(

@@ -201,6 +201,32 @@ def test_a_cancelled_first_call_is_stopped_and_never_answered(tmp_path: Path) ->
     assert host.answers.empty(), "nothing may be answered twice"
 
 
+def test_a_call_reusing_a_cancelled_calls_id_is_run_and_answered(tmp_path: Path) -> None:
+    # The SDK's path answers such a call; a cancellation covers only the calls before it.
+    host = Host(tmp_path, _config(tmp_path))
+    home = tmp_path / "state"
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+    try:
+        host.send(
+            request(1, "initialize", INIT),
+            INITIALIZED,
+            spawn_call(2, prompt="go", agent="slow"),
+            cancel,
+            spawn_call(2, prompt="go", agent="helper"),
+        )
+        assert host.next()["id"] == 1
+        again = host.next()
+        assert again["id"] == 2 and again["result"]["structuredContent"]["status"] == "completed"
+        assert wait_until(lambda: "completed" in statuses(home), LIMIT_S), statuses(home)
+        # The slow run was stopped (or never got as far as recording a session).
+        assert sorted(statuses(home)) in (["completed"], ["completed", "stopped"])
+        host.send(request(3, "tools/call", {"name": "list_agents", "arguments": {}}))
+        assert host.next()["id"] == 3, "the cancelled call must get no answer"
+    finally:
+        host.close()
+    assert host.answers.empty(), "nothing may be answered twice"
+
+
 def test_sigterm_drains_a_first_call_still_running(tmp_path: Path) -> None:
     config = _config(tmp_path)
     home = tmp_path / "state"
@@ -231,6 +257,41 @@ def test_sigterm_drains_a_first_call_still_running(tmp_path: Path) -> None:
         assert 2 not in seen
         assert wait_until(lambda: statuses(home) == ["running"], START_LIMIT_S)
         proc.send_signal(signal.SIGTERM)
+        assert proc.wait(DRAIN_LIMIT_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert statuses(home) == ["stopped"]
+    assert wait_until(lambda: not _working_in(tmp_path), DRAIN_LIMIT_S), _working_in(tmp_path)
+
+
+def test_sigterm_before_the_sdk_has_loaded_drains_the_first_calls(tmp_path: Path) -> None:
+    # The early window: a first call's worker is up, serve has not yet imported the SDK
+    # (and with it runtime.py's drain). SIGTERM then still stops and records the run and
+    # exits 0, not killed by the signal.
+    config = _config(tmp_path)
+    home = tmp_path / "state"
+    proc = subprocess.Popen(
+        cli_argv("serve", "--config-dir", str(config)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "serve.err").open("wb"),
+        env=cli_env(home),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    try:
+        lines = [
+            request(1, "initialize", INIT),
+            INITIALIZED,
+            spawn_call(2, prompt="go", agent="slow"),
+        ]
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        proc.stdin.flush()
+        assert wait_until(lambda: statuses(home) == ["running"], START_LIMIT_S)
+        proc.send_signal(signal.SIGTERM)  # serve's SDK import takes ~1 s more from here
         assert proc.wait(DRAIN_LIMIT_S) == 0
     finally:
         if proc.poll() is None:

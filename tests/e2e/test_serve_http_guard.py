@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -161,6 +162,28 @@ def test_loopback_without_token_refuses_another_uid(tmp_path: Path) -> None:
         assert theirs.stdout.strip() == "403", theirs
         mine = httpx2.post(serve.url, json=INIT, headers=HEADERS, timeout=LIMIT_S)
         assert mine.status_code == 200, mine.text
+    assert "Traceback" not in serve.stderr()
+
+
+def test_a_forwarded_for_header_does_not_borrow_another_connections_uid(
+    tmp_path: Path,
+) -> None:
+    # The header names a live connection of serve's own user; the kernel must be asked
+    # about the socket the request really came in on, so the other uid still gets 403.
+    prefix, why = user_prefix()
+    if why is not None:
+        pytest.skip(why)
+    if not prefix:
+        pytest.skip("not root: there is no second uid to call from")
+    with http_serve(tmp_path) as serve:
+        host, port = serve.url.split("//")[1].split("/")[0].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=LIMIT_S) as mine_open:
+            forged = {**HEADERS, "X-Forwarded-For": f"127.0.0.1:{mine_open.getsockname()[1]}"}
+            argv = [sys.executable, "-c", PROBE, serve.url, json.dumps(INIT), json.dumps(forged)]
+            theirs = subprocess.run(
+                [*prefix, *argv], capture_output=True, text=True, timeout=LIMIT_S, cwd="/"
+            )
+        assert theirs.stdout.strip() == "403", theirs
     assert "Traceback" not in serve.stderr()
 
 
