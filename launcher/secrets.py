@@ -26,15 +26,21 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, AnyStr, Generic, TypeVar, cast
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 from launcher import settings
 
 MASK = "****"
 """What a secret value is displayed as."""
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-"""Variables the model's shell never sees: API keys and tokens would end up in its context."""
+SECRET_NAME = re.compile(
+    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|OTEL_EXPORTER_OTLP_(?:\w+_)?HEADERS)",
+    re.IGNORECASE,
+)
+"""Variables the model's shell never sees: API keys and tokens would end up in its context.
+The OTLP exporter's headers are among them: a collector takes its API key there."""
+HEADERS_NAME = re.compile(r"OTEL_EXPORTER_OTLP_(?:\w+_)?HEADERS", re.IGNORECASE)
+"""Variables of `key=value,...` headers (W3C baggage style): each value is a secret alone."""
 
 MIN_SECRET_CHARS = 8
 """A value shorter than this is never masked (`AUTH_ENABLED=1` would mask every `1` in every
@@ -102,10 +108,25 @@ def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
-    """Values of this process's secret-named and hidden variables (API keys, tokens)."""
+    """Values of this process's secret-named and hidden variables (API keys, tokens), and
+    each OTLP header's value."""
     env = os.environ if env is None else env
     values = {v for k, v in env.items() if is_secret_name(k)} | set(_hidden.values())
+    for name, value in (*env.items(), *_hidden.items()):
+        values |= value_secrets(name, value)
     return frozenset({v for v in values if is_maskable(v)} | _learned)
+
+
+def value_secrets(name: str, value: str) -> set[str]:
+    """The secrets inside one variable's value beside the whole: the values of OTLP
+    headers."""
+    found: set[str] = set()
+    if HEADERS_NAME.fullmatch(name):
+        for item in value.split(","):
+            header = unquote(item.partition("=")[2]).strip()
+            # `Bearer TOKEN`, `Basic B64`: the credential alone is also masked.
+            found |= {header, header.rpartition(" ")[2]}
+    return {v for v in found if v}
 
 
 def is_maskable(value: str) -> bool:
