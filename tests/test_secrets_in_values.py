@@ -41,6 +41,23 @@ def test_otlp_headers_travel_with_the_sealed_secrets(monkeypatch: pytest.MonkeyP
     assert handed_secrets()["OTEL_EXPORTER_OTLP_HEADERS"] == OTLP
 
 
+def test_a_url_userinfo_password_is_masked() -> None:
+    env = {
+        "HTTPS_PROXY": "http://me:proxy-pass-0123@proxy.example:3128",
+        "DATABASE_URL": "postgres://app:db%40pass-4567@db.example/app",
+        "SHORT_URL": "http://me:tiny@host/",
+        "PLAIN_URL": "https://user@example.com/path",
+    }
+    mask = LiveMask(process_secrets(env))
+    out = mask.text("\n".join(f"{k}={v}" for k, v in env.items()) + "\ndecoded db@pass-4567")
+    assert "proxy-pass-0123" not in out and "db%40pass-4567" not in out, out
+    assert "db@pass-4567" not in out, out
+    # The rest of the URL stays readable; a short password or none masks nothing.
+    assert "http://me:****@proxy.example:3128" in out, out
+    assert "http://me:tiny@host/" in out and "https://user@example.com/path" in out, out
+    assert mask.text("me app user") == "me app user"
+
+
 def test_otlp_headers_are_no_plain_ray_task_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     from launcher.engines.ray_node import handed_env
 

@@ -75,3 +75,34 @@ def test_otlp_headers_never_reach_the_shell_the_result_or_the_store(
     # The exporter itself still sends its headers: the run's spans came with the key.
     assert named(receiver.snapshot(), "invoke_agent shell")
     assert receiver.api_keys and set(receiver.api_keys) == {key}
+
+
+def test_a_url_password_is_masked_in_the_shells_output_and_the_store(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    db = f"db-pass-{secrets.token_hex(8)}"
+    proxy = f"proxy-pass-{secrets.token_hex(8)}"
+    env = {
+        "DATABASE_URL": f"postgres://app:{db}@db.invalid/app",
+        "HTTPS_PROXY": f"http://me:{proxy}@proxy.invalid:3128",
+        "NO_PROXY": "*",
+    }
+    config = write_config(tmp_path / "cfg", {}, {"shell": SHELL_AGENT})
+    commands = ["echo $DATABASE_URL", "env"]
+    script = _script(tmp_path / "s.json", commands, f"found {db}")
+
+    run = subagent.run(
+        *scripted_spawn(config, script, "--workspace", str(subagent.cwd), "shell", "go"),
+        env=env,
+    )
+
+    assert run.code == 0, run.stderr
+    results = [e for e in run.json_lines() if e["type"] == "tool_result"]
+    assert len(results) == 2
+    # The shell has the URL (a program there may need it); what is shown of it is masked.
+    assert "postgres://app:****@db.invalid/app" in results[0]["content"], results[0]
+    assert "HTTPS_PROXY=http://me:****@proxy.invalid:3128" in results[1]["content"]
+    stored = _stored(subagent.home)
+    for value in (db, proxy):
+        assert value not in run.stdout and value not in run.stderr
+        assert value.encode() not in stored
