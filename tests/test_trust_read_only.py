@@ -20,11 +20,16 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
+from launcher.config.types import SandboxSettings
+from launcher.tools.bash import run_bash
+from launcher.tools.sandbox import ShellSandbox
 from launcher.trust import protected_set
 from launcher.trust.guard import Guard
 from launcher.trust.nested import NestedGuard
+from launcher.trust.snapshot import remove_dir
 
 NOBODY = 65534
 CHILD_LIMIT_S = 120.0
@@ -174,3 +179,62 @@ def test_a_read_only_git_dir_is_still_defused(place: Path) -> None:
         assert _mode(ws) == 0o755
 
     as_plain_user(body)
+
+
+def test_a_private_tmpdir_with_a_000_directory_is_removed(place: Path) -> None:
+    def body() -> None:
+        tmp = place / "subagent-tmp-x"
+        (tmp / "a/b").mkdir(parents=True)
+        (tmp / "a/b/f").write_text("secret")
+        (tmp / "c").mkdir()
+        (tmp / "a/b").chmod(0o000)
+        (tmp / "a").chmod(0o000)
+        (tmp / "c").chmod(0o555)
+        remove_dir(tmp)
+        assert not os.path.lexists(tmp)
+        assert os.listdir(place) == []  # nothing hoisted beside it
+
+    as_plain_user(body)
+
+
+def test_the_sandbox_end_removes_a_tmpdir_the_model_locked(place: Path) -> None:
+    def body() -> None:
+        ws = place / "ws"
+        ws.mkdir()
+        box = ShellSandbox(SandboxSettings(), workspace=ws, state_home=place / "st", home=place)
+        box.policy()  # makes the private temporary directory
+        tmp = Path(box.environment({})["TMPDIR"])
+        (tmp / "a/b").mkdir(parents=True)
+        (tmp / "a/b/f").write_text("secret")
+        (tmp / "a").chmod(0o000)
+        box.close()
+        assert not os.path.lexists(tmp)
+        assert box.unrepaired_at_end == []
+
+    as_plain_user(body)
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(os.geteuid() != 0, reason="an immutable directory needs root to make")
+async def test_what_cannot_be_put_back_refuses_every_later_command(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    box = ShellSandbox(SandboxSettings(), workspace=ws, state_home=tmp_path / "st", home=tmp_path)
+    try:
+        (ws / ".subagent").mkdir()
+        (ws / ".subagent/mcp.json").write_text("{}")
+        # Nothing this user can undo (not even root): as a directory owned by another user.
+        locked = await anyio.run_process(["chattr", "+i", str(ws / ".subagent")], check=False)
+        if locked.returncode:
+            pytest.skip("chattr +i is not supported here")
+        result = await run_bash("true", ws, 30.0, 10_000, sandbox=box)
+        assert result.is_error and "could not be put back" in result.content
+        assert box.unrepaired == [".subagent"]
+        result = await run_bash(f"touch {ws}/ran", ws, 30.0, 10_000, sandbox=box)
+        assert result.is_error and "no more commands are run" in result.content
+        assert not (ws / "ran").exists()
+    finally:
+        await anyio.run_process(["chattr", "-i", str(ws / ".subagent")], check=False)
+        box.close()
+    assert box.unrepaired_at_end == [".subagent"] or not (ws / ".subagent").exists()

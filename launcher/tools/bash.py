@@ -97,6 +97,8 @@ async def run_bash(
         return ToolResult(_refusal(sandbox.problem), is_error=True)
     if sandbox is not None and sandbox.unchecked is not None:
         return ToolResult(_unchecked(sandbox.unchecked), is_error=True)
+    if sandbox is not None and sandbox.unrepaired:
+        return ToolResult(_unrepaired(sandbox.unrepaired), is_error=True)
     argv = ["bash", "-c", command]
     if guard is not None:
         argv = guard.join_argv(argv)
@@ -137,6 +139,11 @@ async def run_bash(
             from launcher.tools.sandbox import defused_line
 
             notes.append(defused_line(defused)[0].upper() + defused_line(defused)[1:] + ".")
+        if sandbox is not None and sandbox.unrepaired:
+            from launcher.tools.sandbox import unrepaired_line
+
+            line = unrepaired_line(sandbox.unrepaired)
+            notes.append(f"Error: {line}; no more commands are run.")
         return ToolResult("\n".join([text, *notes]).strip(), is_error=True)
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."
@@ -152,6 +159,13 @@ def _unchecked(where: str) -> str:
     return (
         f"bash: the workspace is too large or deep to check for git repositories the model "
         f"made (the walk stopped at '{where}'), so no more commands are run."
+    )
+
+
+def _unrepaired(paths: list[str]) -> str:
+    return (
+        "bash: what an earlier command changed could not be put back or defused "
+        f"({', '.join(paths)}), so no more commands are run."
     )
 
 
