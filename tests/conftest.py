@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from launcher.runtime import Runtime
 
 E2E_DIR = Path(__file__).with_name("e2e")
 
@@ -24,12 +28,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _forget_learned_secrets() -> Iterator[None]:
-    """Tokens one test taught the process-wide mask must not mask another test's text."""
-    yield
-    from launcher.secrets import forget_learned_secrets
+def runtime() -> Iterator[Runtime]:
+    """Each test runs in a fresh Runtime: what one test's process learned (tokens to mask,
+    hidden variables, claimed locks, started children, probes) never reaches another's."""
+    from launcher import runtime as runtimes
 
-    forget_learned_secrets()
+    fresh = runtimes.Runtime()
+    previous = runtimes.install(fresh)
+    yield fresh
+    runtimes.install(previous)
 
 
 def _no_traces_unless_asked() -> None:
