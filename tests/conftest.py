@@ -49,6 +49,28 @@ def _no_traces_unless_asked() -> None:
 
 _no_traces_unless_asked()
 
+GIT_REPOSITORY_VARIABLES = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_IMPLICIT_WORK_TREE", "GIT_PREFIX",
+    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_GRAFT_FILE",
+    "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_SHALLOW_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+)  # fmt: skip
+"""git's own `rev-parse --local-env-vars`: what names the repository a git call acts on."""
+
+
+def _no_repository_of_the_callers() -> None:
+    """The tests' git calls act on the repositories they make: a suite started by a git
+    hook or `rebase --exec` inherits GIT_DIR or GIT_INDEX_FILE, and `git add` in a test's
+    repository would rewrite the checkout's own index."""
+    import os
+
+    for name in GIT_REPOSITORY_VARIABLES:
+        os.environ.pop(name, None)
+
+
+_no_repository_of_the_callers()
+
 
 def _register_hypothesis_profiles() -> None:
     """`ci` (default): fixed seed, few examples; `long` by hand: HYPOTHESIS_PROFILE=long."""
