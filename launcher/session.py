@@ -8,6 +8,7 @@ and on the way out, however it leaves, closes every connection and process.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -18,7 +19,7 @@ from launcher.auth.tokens import TokenStore
 from launcher.bridge.phase import ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
 from launcher.config.lockfile import lock_reason
-from launcher.errors import ServerError
+from launcher.errors import RunError, ServerError
 from launcher.events import (
     Event,
     EventBus,
@@ -200,9 +201,22 @@ class Session:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.watchdog.close)
+                unrepaired = None
                 if self._sandbox is not None:
                     self._sandbox.close()
-                await self.emit(SessionEnd(error=str(failure) if failure else None))
+                    unrepaired = self._sandbox.unrepaired_at_end or None
+                if unrepaired is not None:
+                    from launcher.tools.sandbox import unrepaired_line
+
+                    line = unrepaired_line(unrepaired)
+                    if failure is not None:
+                        sys.stderr.write(f"subagent: {line}\n")
+                    await self.emit(SessionEnd(error=str(failure) if failure else line))
+                    if failure is None:
+                        # Refuse-safe: the run fails (exit 1) rather than end as clean.
+                        raise RunError(line)
+                else:
+                    await self.emit(SessionEnd(error=str(failure) if failure else None))
 
     def abort_start(self) -> None:
         """Stop waiting for the ready barrier (the run was stopped while servers started)."""

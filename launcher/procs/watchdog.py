@@ -178,6 +178,16 @@ def _revive(folder: Path) -> None:
         )
 
 
+def _remove_tmp(tmp: Path) -> None:
+    """Remove the private temporary directory, a `chmod 000` one the model left in it too."""
+    from launcher.trust.snapshot import remove_dir
+
+    try:
+        remove_dir(tmp)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     """The watchdog process: guard groups until stdin closes, then kill what is left."""
     guarded: set[int] = set()
@@ -232,7 +242,7 @@ def main() -> None:
             cgroups.kill_cgroup(path)
         if not clean:  # a launcher that closed cleanly removed its own (or still uses them)
             for tmp in temporary:
-                shutil.rmtree(tmp, ignore_errors=True)
+                _remove_tmp(tmp)
             for folder in dict.fromkeys(records):  # its processes are gone by now
                 _revive(folder)
         os._exit(0)

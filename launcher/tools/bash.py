@@ -97,6 +97,8 @@ async def run_bash(
         return ToolResult(_refusal(sandbox.problem), is_error=True)
     if sandbox is not None and sandbox.unchecked is not None:
         return ToolResult(_unchecked(sandbox.unchecked), is_error=True)
+    if sandbox is not None and sandbox.unrepaired:
+        return ToolResult(_unrepaired(sandbox.unrepaired), is_error=True)
     argv = ["bash", "-c", command]
     if guard is not None:
         argv = guard.join_argv(argv)
@@ -145,6 +147,11 @@ async def run_bash(
             notes.append(defused_line(defused)[0].upper() + defused_line(defused)[1:] + ".")
         if cut:
             notes.append(f"{cut[0].upper()}{cut[1:]}; no more commands are run.")
+        if sandbox is not None and sandbox.unrepaired:
+            from launcher.tools.sandbox import unrepaired_line
+
+            line = unrepaired_line(sandbox.unrepaired)
+            notes.append(f"Error: {line}; no more commands are run.")
         return ToolResult("\n".join([text, *notes]).strip(), is_error=True)
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."
@@ -162,6 +169,13 @@ def _unchecked(where: str) -> str:
     return (
         f"bash: the workspace could not be checked whole for git repositories the model "
         f"made (the walk was cut at '{shown(where)}'), so no more commands are run."
+    )
+
+
+def _unrepaired(paths: list[str]) -> str:
+    return (
+        "bash: what an earlier command changed could not be put back or defused "
+        f"({', '.join(paths)}), so no more commands are run."
     )
 
 

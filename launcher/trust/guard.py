@@ -26,8 +26,12 @@ from launcher.trust.snapshot import (
     _ancestors,
     _differs,
     _open_dir,
+    _own_rwx_at,
     complete,
+    open_up_below,
     remove_tree,
+    reset_root_modes,
+    root_modes,
     snapshot,
 )
 
@@ -172,6 +176,9 @@ class Guard:
         self._before = shared.before
         self._had = shared.had
         self.nested = shared.nested
+        self._modes = root_modes(protected)
+        self.failed: list[str] = []
+        """The places that could not be put back: the session refuses further commands."""
 
     def release(self) -> None:
         """This session is done with the copy; the last one out lets it go (the next
@@ -186,7 +193,12 @@ class Guard:
 
     def restore(self) -> list[str]:
         """Put every changed place back; the places put back (or that could not be)."""
-        return restore_all(self._before, self._had)
+        failed: list[str] = []
+        try:
+            return restore_all(self._before, self._had, failed)
+        finally:
+            reset_root_modes(self._modes)
+            self.failed = sorted({*self.failed, *failed})
 
     @property
     def record_dir(self) -> Path | None:
@@ -202,10 +214,14 @@ def _changed(place: Place, before: Tree) -> Tree | None:
     return now if any(_differs(old, now[key]) for key, old in before.items()) else None
 
 
-def restore_all(before_all: list[tuple[Place, Tree]], had: set[tuple[Path, str]]) -> list[str]:
+def restore_all(
+    before_all: list[tuple[Place, Tree]],
+    had: set[tuple[Path, str]],
+    failed: list[str] | None = None,
+) -> list[str]:
     """Put every changed place back as `before_all` says; the places put back (or that
-    could not be). Each is looked at just before it is put back: one place's repair (a
-    `.git` symlink removed) changes what the next one sees."""
+    could not be, also added to `failed`). Each is looked at just before it is put back:
+    one place's repair (a `.git` symlink removed) changes what the next one sees."""
     said: list[str] = []
     for place, before in before_all:
         now = _changed(place, before)
@@ -215,15 +231,49 @@ def restore_all(before_all: list[tuple[Place, Tree]], had: set[tuple[Path, str]]
             said.append(f"{place.rel} (changed; too large to put back)")
             continue
         try:
-            lost = put_back(place, before, now)
+            lost = _put_back_opened(place, before, now)
         except OSError as exc:
             said.append(f"{place.rel} (could not be put back: {exc.strerror})")
+            if failed is not None:
+                failed.append(place.rel)
             continue
         said.append(
             place.rel + (f" (removed, too large to put back: {', '.join(lost)})" if lost else "")
         )
         _tidy(place, had)
     return said
+
+
+def _put_back_opened(place: Place, before: Tree, now: Tree) -> list[str]:
+    """`put_back`, this user's rwx given back first on the directories on the way to the
+    place (the model can `chmod 0555` its workspace), and on everything in the place too
+    when that was not enough (once)."""
+    _open_up_place(place, below=False)
+    try:
+        return put_back(place, before, now)
+    except PermissionError:
+        _open_up_place(place, below=True)
+    again = _changed(place, before)
+    return [] if again is None else put_back(place, before, again)
+
+
+def _open_up_place(place: Place, below: bool) -> None:
+    """This user's rwx on the place's base, the directories on the way to it and (`below`)
+    every directory in it: at directory fds, never through a link."""
+    base = os.path.realpath(place.base)
+    with contextlib.suppress(OSError):
+        up = os.open(os.path.dirname(base) or "/", _DIR_FLAGS)
+        try:
+            _own_rwx_at(up, os.path.basename(base))
+        finally:
+            os.close(up)
+    parts = PurePosixPath(place.rel).parts
+    with contextlib.suppress(OSError):
+        root = os.open(base, _DIR_FLAGS)
+        try:
+            open_up_below(root, parts if below else parts[:-1], 0 if not below else 20_000)
+        finally:
+            os.close(root)
 
 
 def _tidy(place: Place, had: set[tuple[Path, str]]) -> None:

@@ -33,7 +33,13 @@ from launcher.trust.gitwalk import (
     fingerprint,
     read_at,
 )
-from launcher.trust.snapshot import _DIR_FLAGS, _open_dir, remove_tree
+from launcher.trust.snapshot import (
+    _DIR_FLAGS,
+    _open_dir,
+    open_up_below,
+    remove_tree,
+    reset_root_modes,
+)
 
 SAFE_KEYS: tuple[str, ...] = (
     "core.repositoryformatversion",
@@ -223,7 +229,24 @@ def _within(workspace: Path, target: str) -> bool:
 def defuse_gitdir(workspace: Path, rel: str, gitdirs: Collection[str] = ()) -> list[str]:
     """Make git dir `rel` (below `workspace`) run nothing; its `commondir` is kept only when
     it names one of `gitdirs` (seen by the walk, checked on its own) or the user's `.git`;
-    what was removed or dropped."""
+    what was removed or dropped. Denied (the model made it or a directory on the way
+    read-only): this user's rwx is given back on them and everything in the git dir, and it
+    is tried once more."""
+    try:
+        return _defuse_gitdir(workspace, rel, gitdirs)
+    except PermissionError:
+        pass
+    parts = () if rel == "." else PurePosixPath(rel).parts
+    with contextlib.suppress(OSError):
+        root = os.open(workspace, _DIR_FLAGS)
+        try:
+            open_up_below(root, parts)
+        finally:
+            os.close(root)
+    return _defuse_gitdir(workspace, rel, gitdirs)
+
+
+def _defuse_gitdir(workspace: Path, rel: str, gitdirs: Collection[str]) -> list[str]:
     parts = () if rel == "." else PurePosixPath(rel).parts
     said: list[str] = []
     root = os.open(workspace, _DIR_FLAGS)
@@ -263,7 +286,22 @@ def defuse_gitdir(workspace: Path, rel: str, gitdirs: Collection[str] = ()) -> l
 def defuse_pointer(workspace: Path, rel: str) -> bool:
     """Remove the `.git` file or link `rel` when it points outside the workspace, or into
     its own `.git` (but at `.git` itself, its `modules/`, or a linked worktree's git dir
-    whose back-link names `rel`), or is neither (a FIFO); True when removed."""
+    whose back-link names `rel`), or is neither (a FIFO); True when removed. Denied: tried
+    once more with this user's rwx given back on the directories on the way."""
+    try:
+        return _defuse_pointer(workspace, rel)
+    except PermissionError:
+        pass
+    with contextlib.suppress(OSError):
+        root = os.open(workspace, _DIR_FLAGS)
+        try:
+            open_up_below(root, PurePosixPath(rel).parts[:-1], 0)
+        finally:
+            os.close(root)
+    return _defuse_pointer(workspace, rel)
+
+
+def _defuse_pointer(workspace: Path, rel: str) -> bool:
     parts = PurePosixPath(rel).parts
     root = os.open(workspace, _DIR_FLAGS)
     try:
@@ -299,6 +337,9 @@ class NestedGuard:
     before: Scan = field(default_factory=Scan)
     cut: str | None = None
     why: str = "too large"
+    failed: list[str] = field(default_factory=list)
+    """Git dirs that could not be defused: the session refuses further commands."""
+    root_mode: int | None = None
     # This guard's own: what it reuses was seen by its own walks, so a change another
     # session (or the watchdog) made is still seen here, by its ctime.
     walker: Walker | None = field(default=None, repr=False, compare=False)
@@ -314,7 +355,11 @@ class NestedGuard:
     @classmethod
     def of(cls, workspace: Path, before: Scan) -> NestedGuard:
         """Guard `workspace` against `before`, its git dirs as a first session found them."""
-        return cls(Path(os.path.realpath(workspace)), before, before.cut, before.why or "too large")
+        real = Path(os.path.realpath(workspace))
+        guard = cls(real, before, before.cut, before.why or "too large")
+        with contextlib.suppress(OSError):
+            guard.root_mode = stat.S_IMODE(os.stat(real).st_mode)
+        return guard
 
     def _settle(self, rel: str) -> None:
         """Remember the defused git dir as it is now: checked again only once changed."""
@@ -344,6 +389,8 @@ class NestedGuard:
                 done = defuse_gitdir(self.workspace, rel, now.gitdirs)
             except OSError as exc:
                 said.append(f"{shown(rel)} (could not be defused: {exc.strerror})")
+                if rel not in self.failed:
+                    self.failed.append(rel)
                 continue
             if done:
                 said.append(f"{shown(rel)} ({'; '.join(done)})")
@@ -351,11 +398,19 @@ class NestedGuard:
         for rel, mark in sorted(now.pointers.items()):
             if self.before.pointers.get(rel) == mark:
                 continue
-            with contextlib.suppress(OSError):
+            try:
                 if defuse_pointer(self.workspace, rel):
                     said.append(f"{shown(rel)} (removed: not a pointer into the workspace)")
                 else:
                     self.before.pointers[rel] = mark
+            except PermissionError as exc:
+                said.append(f"{shown(rel)} (could not be defused: {exc.strerror})")
+                if rel not in self.failed:
+                    self.failed.append(rel)
+            except OSError:
+                continue  # changed under the walk: the next one sees it
+        if self.root_mode is not None:  # opened up to defuse: the mode it had at the start
+            reset_root_modes({str(self.workspace): self.root_mode})
         if now.cut is not None:
             self.cut, self.why = now.cut, now.why or "too large"
         return said

@@ -3,6 +3,7 @@ budget) and their hashes, read at directory fds, never through a link."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -10,7 +11,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from launcher.trust import Place
+from launcher.trust import Place, Protected
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """File contents kept in all; a file past this is hashed only (removed if changed)."""
@@ -208,7 +209,10 @@ def remove_tree(parent: int, name: str) -> None:
         fd = os.open(current, _DIR_FLAGS, dir_fd=parent)
         try:
             for child in os.listdir(fd):
-                if stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+                child_st = os.lstat(child, dir_fd=fd)
+                if stat.S_ISDIR(child_st.st_mode):
+                    if stat.S_IMODE(child_st.st_mode) & 0o700 != 0o700:
+                        _open_up(fd, child)  # moving a directory writes its `..`
                     hoisted = f".subagent-removing-{secrets.token_hex(6)}"
                     os.rename(child, hoisted, src_dir_fd=fd, dst_dir_fd=parent)
                     pending.append(hoisted)
@@ -230,3 +234,111 @@ def _open_up(parent: int, name: str) -> None:
         os.chmod(f"/proc/self/fd/{fd}", 0o700)
     finally:
         os.close(fd)
+
+
+def own_rwx(fd: int) -> None:
+    """Give this user back rwx on the directory open at `fd`, when it is this user's and the
+    model took some away (`chmod 0555`): what is in it can then be put back or defused."""
+    st = os.fstat(fd)
+    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) & 0o700 != 0o700:
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) | 0o700)
+
+
+def open_up_below(parent: int, parts: tuple[str, ...], budget: int = MAX_ENTRIES) -> None:
+    """Give this user rwx on `parent`, each directory of `parts` below it and every
+    directory under the last one (within `budget` entries); never through a link. What
+    cannot be opened up is left: the retry that follows says it failed."""
+    with contextlib.suppress(OSError):
+        own_rwx(parent)
+    fd = os.dup(parent)
+    try:
+        for part in parts:
+            with contextlib.suppress(OSError):
+                _own_rwx_at(fd, part)
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        pending = [fd]
+        fd = -1
+        while pending and budget > 0:
+            current = pending.pop()
+            try:
+                names = []
+                with contextlib.suppress(OSError):
+                    names = os.listdir(current)
+                for name in names:
+                    budget -= 1
+                    if budget <= 0:
+                        break
+                    with contextlib.suppress(OSError):
+                        if stat.S_ISDIR(os.lstat(name, dir_fd=current).st_mode):
+                            _own_rwx_at(current, name)
+                            pending.append(os.open(name, _DIR_FLAGS, dir_fd=current))
+            finally:
+                os.close(current)
+        for left in pending:
+            os.close(left)
+    except OSError:
+        pass
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _own_rwx_at(parent: int, name: str) -> None:
+    st = os.lstat(name, dir_fd=parent)
+    if (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == os.geteuid()
+        and stat.S_IMODE(st.st_mode) & 0o700 != 0o700
+    ):
+        _open_up(parent, name)
+        # _open_up sets 0700: keep what else the directory allowed
+        with contextlib.suppress(OSError):
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            try:
+                os.fchmod(fd, stat.S_IMODE(st.st_mode) | 0o700)
+            finally:
+                os.close(fd)
+
+
+def root_modes(protected: Protected) -> dict[str, int]:
+    """The modes of the places' bases (the workspace root) now: put back after a restore."""
+    modes: dict[str, int] = {}
+    for place in protected.places:
+        with contextlib.suppress(OSError):
+            base = os.path.realpath(place.base)
+            modes[base] = stat.S_IMODE(os.stat(base).st_mode)
+    return modes
+
+
+def reset_root_modes(modes: dict[str, int]) -> None:
+    """Give each base the mode it had at the start, when the model changed it."""
+    for base, mode in modes.items():
+        with contextlib.suppress(OSError):
+            fd = os.open(base, _DIR_FLAGS)
+            try:
+                if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+                    os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+
+
+def remove_dir(path: str | os.PathLike[str]) -> None:
+    """Remove directory `path` and everything in it, whatever modes the model left there
+    (a `chmod 000` directory is opened up first), never following a link."""
+    path = os.fspath(path)
+    parent = os.open(os.path.dirname(path) or "/", _DIR_FLAGS)
+    try:
+        name = os.path.basename(path)
+        with contextlib.suppress(OSError):
+            _own_rwx_at(parent, name)
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        try:
+            for child in os.listdir(fd):
+                remove_tree(fd, child)  # what it hoists stays inside `path`
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=parent)
+    finally:
+        os.close(parent)

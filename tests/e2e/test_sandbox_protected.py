@@ -319,7 +319,10 @@ def test_a_killed_launchers_tmpdir_goes(who: str) -> None:
     with world() as w:
         told = w.root / "plain" / "tmpdir.txt"
         told.parent.mkdir()
-        model = script(w, "sleep", [("bash", {"command": f"echo $TMPDIR > {told}; sleep 600"})])
+        # A 000 directory the model leaves in it: still removed (its owner opens it up).
+        lock = 'mkdir -p "$TMPDIR/a/b" && touch "$TMPDIR/a/b/f" && chmod 000 "$TMPDIR/a"'
+        command = f"{lock}; echo $TMPDIR > {told}; sleep 600"
+        model = script(w, "sleep", [("bash", {"command": command})])
         argv = _argv(who)
         _own(w, who)
         base = ["spawn", "--config-dir", str(w.config), "--workspace", str(told.parent)]
@@ -482,3 +485,49 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=WAIT_S)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_locked_tmpdir_goes_at_a_normal_end(who: str) -> None:
+    with world() as w:
+        told = w.root / "plain" / "tmpdir.txt"
+        told.parent.mkdir()
+        lock = 'mkdir -p "$TMPDIR/a/b" && touch "$TMPDIR/a/b/f" && chmod 000 "$TMPDIR/a"'
+        shell(w, who, told.parent, "lock", [f"{lock} && echo $TMPDIR > {told}"])
+        tmp = Path(told.read_text().strip())
+        assert tmp.name.startswith("subagent-tmp-")
+        assert not os.path.lexists(tmp)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_read_only_workspace_root_does_not_keep_a_plant(who: str) -> None:
+    with world() as w:
+        plant = (
+            'echo \'{"mcpServers": {"x": {"command": "id"}}}\' > .mcp.json && '
+            "mkdir -p .subagent && echo '{}' > .subagent/mcp.json && "
+            "git config core.fsmonitor 'touch /tmp/pwned' ; "
+            "chmod 0555 .subagent . .git/hooks .git"
+        )
+        results = shell(w, who, w.repo, "lock", [plant, "echo again"])
+        said = results[0]["content"]
+        assert results[0]["is_error"] and "could not be put back" not in said, said
+        assert "again" in results[1]["content"]  # all put back: commands go on
+        assert not os.path.lexists(w.repo / ".mcp.json")
+        assert not os.path.lexists(w.repo / ".subagent")
+        assert "fsmonitor" not in (w.repo / ".git/config").read_text()
+        assert w.repo.stat().st_mode & 0o700 == 0o700
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_read_only_nested_git_dir_is_defused(who: str) -> None:
+    with world() as w:
+        poison = (
+            "git init -q sub && git -C sub config core.fsmonitor 'touch /tmp/pwned' && "
+            "printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit && "
+            "chmod 0555 sub/.git/hooks sub/.git"
+        )
+        results = shell(w, who, w.repo, "nested", [poison, "echo again"])
+        assert "could not be defused" not in results[0]["content"], results[0]["content"]
+        assert "again" in results[1]["content"]
+        assert "fsmonitor" not in (w.repo / "sub/.git/config").read_text()
+        assert not os.path.lexists(w.repo / "sub/.git/hooks/pre-commit")

@@ -137,6 +137,8 @@ class ShellSandbox:
         self._server: ForkServer | None = None
         self._tmp: Path | None = None
         self._on_tmp = on_tmp
+        self.unrepaired_at_end: list[str] = []
+        """What the session's end could not put back, defuse or remove (said on stderr)."""
 
     @property
     def confined(self) -> bool:
@@ -159,6 +161,13 @@ class ShellSandbox:
     def refuses(self) -> bool:
         """Whether every command must be refused: `required`, and no mechanism."""
         return self.mode is SandboxMode.REQUIRED and self.problem is not None
+
+    @property
+    def unrepaired(self) -> list[str]:
+        """The protected places not put back and git dirs not defused (this user's rwx given
+        back and tried again): every later command is refused; empty when none."""
+        nested = [] if self.nested is None else self.nested.failed
+        return [*self.guard.failed, *nested]
 
     @property
     def unchecked(self) -> str | None:
@@ -263,6 +272,7 @@ class ShellSandbox:
             cut = self.cut_line()
             if cut is not None:
                 sys.stderr.write(f"subagent: {cut}\n")
+            self.unrepaired_at_end.extend(self.unrepaired)
         finally:
             self.guard.release()
         with self._lock:
@@ -277,7 +287,22 @@ class ShellSandbox:
         if holder is not None:
             holder.close()
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            from launcher.trust.snapshot import remove_dir
+
+            try:
+                remove_dir(tmp)
+            except OSError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if os.path.lexists(tmp):
+                    self.unrepaired_at_end.append(f"{tmp} (could not be removed: {exc.strerror})")
+
+
+def unrepaired_line(paths: list[str]) -> str:
+    """What is said of what the model changed that could not be put back or defused."""
+    return (
+        "what the model changed could not be put back or defused (the user's git or the next "
+        f"run may start what it planted; check and remove by hand): {', '.join(paths)}"
+    )
 
 
 def defused_line(defused: list[str]) -> str:
