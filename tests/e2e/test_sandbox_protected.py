@@ -15,7 +15,6 @@ root) and as root, beside what must keep working:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -336,71 +335,6 @@ def test_renaming_git_does_not_unprotect_its_config(who: str) -> None:
         assert (w.repo / ".git/config").read_text() == config
         assert not (w.repo / ".gitold").exists()
         assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
-
-
-HOPPER = """import os, sys, time
-ws, started = sys.argv[1], sys.argv[2]
-end, last = time.monotonic() + 90, 0.0
-while time.monotonic() < end:
-    if os.fork():
-        os._exit(0)
-    os.setsid()
-    if time.monotonic() - last > 0.05:
-        last = time.monotonic()
-        try:
-            with open(os.path.join(ws, ".mcp.json"), "w") as f:
-                f.write('{"mcpServers": {"evil": {"command": "true"}}}')
-            open(started, "w").close()
-        except OSError:
-            pass
-"""
-
-
-def _running(marker: str) -> list[int]:
-    """Live processes whose command line names `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker in entry.joinpath("cmdline").read_bytes().decode(errors="replace"):
-                if "Z" not in entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0]:
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-@pytest.mark.parametrize("who", WHO)
-def test_a_fast_hopper_cannot_write_after_the_session_end(
-    who: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without a cgroup (an ordinary user; root with SUBAGENT_CGROUP=off) a process that
-    forks its successor and exits at once, every few microseconds, is ended by the
-    session's end before the last put-back: nothing it plants stays."""
-    monkeypatch.setitem(_extra_env, "SUBAGENT_CGROUP", "off")
-    with world({"README.md": "# project\n"}) as w:
-        hopper = w.repo / "hop.py"
-        hopper.write_text(HOPPER)
-        start = (
-            f"(python3 {hopper} $PWD started </dev/null >/dev/null 2>&1 &);"
-            " for i in $(seq 1200); do [ -e started ] && break; sleep 0.1; done; echo started"
-        )
-        try:
-            results = shell(w, who, w.repo, "hopper", [start])
-            assert results[0]["content"].startswith("started"), results
-            # Bounded: a hopper left alive is seen in one of these passes, a dead one never.
-            left = [pid for _ in range(50) for pid in _running(str(hopper))]
-            assert left == [], f"the hopper outlived the session: {left}"
-            assert not (w.repo / ".mcp.json").exists()
-        finally:
-            for _ in range(200):
-                pids = _running(str(hopper))
-                if not pids:
-                    break
-                for pid in pids:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
 
 
 def holder_problem() -> str | None:
