@@ -300,6 +300,43 @@ def test_a_process_outliving_its_command_cannot_change_a_protected_place(who: st
         assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
 
 
+@pytest.mark.parametrize("who", WHO)
+def test_renaming_git_does_not_unprotect_its_config(who: str) -> None:
+    """`mv .git .gitold && cp -a .gitold .git` would carry the read-only binds away and
+    leave a writable copy; a process left running would then poison the user's config
+    after the put-back. The parents of the places are mount points: the rename fails."""
+    if who != "root" and holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
+        config = (w.repo / ".git/config").read_text()
+        escape = (
+            "mv .git .gitold && cp -a .gitold .git"
+            ' && printf "[core]\\n\\tfsmonitor = touch poisoned\\n" >> .git/config'
+        )
+        writer = (
+            f"setsid -f sh -c 'touch ready; for i in $(seq 1200); do [ -e go ] && break;"
+            f" sleep 0.1; done; ( {escape} ) 2>renamed.txt; touch wrote'"
+            " </dev/null >/dev/null 2>&1; for i in $(seq 1200); do [ -e ready ] && break;"
+            " sleep 0.1; done"
+        )
+        read = "touch go; for i in $(seq 1200); do [ -e wrote ] && break; sleep 0.1; done"
+        results = shell(
+            w,
+            who,
+            w.repo,
+            "rename",
+            [escape, "mv .claude .claude-old", writer, f"{read}; cat .git/config"],
+        )
+        assert [r["is_error"] for r in results[:2]] == [True, True], results
+        assert "busy" in results[0]["content"], results[0]
+        assert "busy" in results[1]["content"], results[1]
+        assert "fsmonitor" not in results[3]["content"], results[3]
+        assert "busy" in (w.repo / "renamed.txt").read_text()
+        assert (w.repo / ".git/config").read_text() == config
+        assert not (w.repo / ".gitold").exists()
+        assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
+
+
 def holder_problem() -> str | None:
     """Why an unprivileged launcher would have no holder namespace here, else None."""
     if not user_can(["unshare", "--user", "--map-current-user", "--mount", "true"]):

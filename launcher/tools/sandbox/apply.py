@@ -45,7 +45,7 @@ def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = Fals
         except OSError as exc:  # the rest still holds: better than no confinement at all
             logging.getLogger(__name__).warning("sandbox: no read-only world (%s)", exc)
     # Before Landlock, which forbids mounting, and before the capabilities go.
-    protect_read_only(policy.protected)
+    protect_read_only(policy.protected, policy.writable)
     drop_capabilities()
     restrict_thread(policy)
     protect: tuple[int, ...] = ()

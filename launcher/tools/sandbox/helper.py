@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     try:
         # A mount namespace of its own first (run by hand as root, the binds must not
         # reach the caller's); inside `unshare --user` it is allowed unprivileged.
-        _sibling("mounts").protect_read_only(policy.protected)
+        _sibling("mounts").protect_read_only(policy.protected, policy.writable)
         # The process has one thread: confining it confines the process.
         _sibling("landlock").restrict_thread(policy)
         _sibling("seccomp").filter_thread(policy.network)

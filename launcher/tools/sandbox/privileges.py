@@ -204,7 +204,7 @@ def _hold_main(argv: list[str]) -> int:
             [Path(p) for p in data.get("writable_files", [])],
         )
         if mounts is not None:
-            mounts.protect_read_only(data["protected"])
+            mounts.protect_read_only(data["protected"], data.get("writable", []))
     except OSError as exc:
         print(f"error {exc}", flush=True)
         return 1
