@@ -140,6 +140,7 @@ def assemble_session(
                 config_dir=config_dir.resolve() if config_dir else None,
                 depth=plan.store.depth,
                 owner=plan.store.owner,
+                held=plan.runtime.store,
             )
         )
     return session

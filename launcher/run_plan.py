@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from launcher.budget import Limits
 from launcher.config.lockfile import AgentPin
 from launcher.config.types import AgentSpec, ModelPrice, SandboxSettings, ServerSpec
+from launcher.runtime import Runtime
+from launcher.runtime import current as current_runtime
 
 if TYPE_CHECKING:
     from launcher.store.history import StoredSession
@@ -74,6 +76,9 @@ class RunPlan:
     """The config's price overrides."""
     history: StoredSession | None = None
     """A stored session the run continues (`--resume`): its messages and turns."""
+    runtime: Runtime = dataclasses.field(default_factory=current_runtime)
+    """The process's runtime the run belongs to (the one its entry point installed): its
+    session's store writer counts, claims and connects through it."""
 
     @property
     def sandbox(self) -> SandboxSettings | None:

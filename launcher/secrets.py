@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, AnyStr, Generic, TypeVar, cast
 from urllib.parse import quote, quote_plus
 
-from launcher import settings
+from launcher import runtime, settings
 
 MASK = "****"
 """What a secret value is displayed as."""
@@ -46,30 +46,23 @@ MIN_FORM_CHARS = 8
 """A derived form (base64 inside a longer string) shorter than this is not masked: four
 base64 characters match unrelated text too often."""
 
-_hidden: dict[str, str] = {}
-"""Variables this process took out of its initial environment (procs/hidden.py)."""
-_learned: set[str] = set()
-"""Credentials this process learned while running (OAuth tokens): masked like env secrets."""
-_learned_generation = 0
-"""Bumped by every `note_secrets` that adds a value, so a LiveMask knows to rebuild."""
-
 
 def forget_learned_secrets() -> None:
     """Drop every value `note_secrets` registered (tests: one test's tokens stay its own)."""
-    global _learned_generation
-    if _learned:
-        _learned.clear()
-        _learned_generation += 1
+    held = runtime.current().secrets
+    if held.learned:
+        held.learned.clear()
+        held.generation += 1
 
 
 def note_secrets(values: Iterable[str]) -> None:
     """Register credentials learned at run time (tokens): every LiveMask masks them from now."""
-    global _learned_generation
+    held = runtime.current().secrets
     # A value too short to be a credential would mask every copy of it in every log.
-    new = {v for v in values if len(v) >= MIN_SECRET_CHARS and v not in _learned}
+    new = {v for v in values if len(v) >= MIN_SECRET_CHARS and v not in held.learned}
     if new:
-        _learned.update(new)
-        _learned_generation += 1
+        held.learned.update(new)
+        held.generation += 1
 
 
 def hand_down_secrets(values: Iterable[str]) -> None:
@@ -82,17 +75,17 @@ def hand_down_secrets(values: Iterable[str]) -> None:
 
 def note_hidden(values: Mapping[str, str]) -> None:
     """Record variables hidden from this process's environment block: never for the shell."""
-    _hidden.update(values)
+    runtime.current().secrets.hidden.update(values)
 
 
 def hidden_names() -> frozenset[str]:
     """Names of the variables recorded by `note_hidden`."""
-    return frozenset(_hidden)
+    return frozenset(runtime.current().secrets.hidden)
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable's name marks it as a credential (or it was hidden as one)."""
-    return bool(SECRET_NAME.search(name)) or name in _hidden
+    return bool(SECRET_NAME.search(name)) or name in runtime.current().secrets.hidden
 
 
 def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -104,8 +97,9 @@ def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
     """Values of this process's secret-named and hidden variables (API keys, tokens)."""
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if is_secret_name(k)} | set(_hidden.values())
-    return frozenset({v for v in values if is_maskable(v)} | _learned)
+    held = runtime.current().secrets
+    values = {v for k, v in env.items() if is_secret_name(k)} | set(held.hidden.values())
+    return frozenset({v for v in values if is_maskable(v)} | held.learned)
 
 
 def is_maskable(value: str) -> bool:
@@ -296,13 +290,15 @@ class LiveMask(SecretMask):
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._base = frozenset(v for v in values if v)
-        self._generation = -1
+        self._seen: tuple[object, int] | None = None
         self._sync()
 
     def _sync(self) -> None:
-        if self._generation != _learned_generation:
-            self._generation = _learned_generation
-            SecretMask.__init__(self, self._base | _learned)
+        held = runtime.current().secrets
+        # The runtime's identity too: a fresh one restarts its generation count.
+        if self._seen != (held, held.generation):
+            self._seen = (held, held.generation)
+            SecretMask.__init__(self, self._base | held.learned)
 
     def __bool__(self) -> bool:
         self._sync()

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from launcher.runtime import Runtime
 
 E2E_DIR = Path(__file__).with_name("e2e")
 
@@ -24,12 +28,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _forget_learned_secrets() -> Iterator[None]:
-    """Tokens one test taught the process-wide mask must not mask another test's text."""
-    yield
-    from launcher.secrets import forget_learned_secrets
+def runtime() -> Iterator[Runtime]:
+    """Each test runs in a fresh Runtime: what one test's process learned (tokens to mask,
+    hidden variables, claimed locks, started children, probes) never reaches another's."""
+    from launcher import runtime as runtimes
 
-    forget_learned_secrets()
+    fresh = runtimes.Runtime()
+    previous = runtimes.install(fresh)
+    yield fresh
+    runtimes.install(previous)
 
 
 def _no_traces_unless_asked() -> None:
@@ -41,6 +48,28 @@ def _no_traces_unless_asked() -> None:
 
 
 _no_traces_unless_asked()
+
+GIT_REPOSITORY_VARIABLES = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_IMPLICIT_WORK_TREE", "GIT_PREFIX",
+    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_GRAFT_FILE",
+    "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_SHALLOW_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+)  # fmt: skip
+"""git's own `rev-parse --local-env-vars`: what names the repository a git call acts on."""
+
+
+def _no_repository_of_the_callers() -> None:
+    """The tests' git calls act on the repositories they make: a suite started by a git
+    hook or `rebase --exec` inherits GIT_DIR or GIT_INDEX_FILE, and `git add` in a test's
+    repository would rewrite the checkout's own index."""
+    import os
+
+    for name in GIT_REPOSITORY_VARIABLES:
+        os.environ.pop(name, None)
+
+
+_no_repository_of_the_callers()
 
 
 def _register_hypothesis_profiles() -> None:

@@ -32,6 +32,7 @@ LEAVES = (
     "budget",
     "trust",
     "run_plan",
+    "runtime",
 )
 """Rooms everyone may import; they import only each other."""
 RANKS: dict[str, int] = {
@@ -418,3 +419,86 @@ def test_subagent_variable_names_come_from_the_settings_table() -> None:
         and name.fullmatch(node.value)
     ]
     assert wrong == []
+
+
+MUTATORS = frozenset(
+    "append add update clear pop popitem setdefault extend remove discard insert"
+    " difference_update intersection_update sort reverse".split()
+)
+"""Methods that change a list, set or dict in place."""
+RUNTIME_MODULE = "runtime.py"
+"""The one module whose global (the installed Runtime) is rebound: launcher/runtime.py."""
+GLOBAL_STATE_ALLOWED: dict[str, str] = {
+    "events.py:_FIELD_NAMES": "a memo of each event class's field names: a pure function's",
+    "secrets.py:_MASKED_FIELDS": "a memo of each event class's masked fields: a pure function's",
+    "secret_files.py:_credentials": "a memo keyed by the HOME and the variable it is made from",
+    "bridge/loader.py:_sdk": "the imported SDK module: sys.modules holds it process-wide anyway",
+    "telemetry/__init__.py:_current": "the installed tracer; a test installs its own, the "
+    "suite installs OFF for its whole process (conftest)",
+    "bridge/sdk_logs.py:_users": "sessions routing the SDK's logger, which is process-wide "
+    "(logging's own handler list); the count must follow that list, not a runtime",
+}
+"""Module state kept outside the Runtime, each with why: memos of pure functions, and state
+that mirrors something process-wide by nature (an import, logging's handlers, the tracer)."""
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _stored_in(node: ast.AST) -> ast.expr | None:
+    """The container a statement changes in place (`x[k] = v`, `del x[k]`, `x.add(v)`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.value if node.func.attr in MUTATORS else None
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+        return node.value
+    return None
+
+
+def mutated_globals(source: str) -> set[str]:
+    """Module-level names a function rebinds (`global`) or changes in place."""
+    tree = ast.parse(source)
+    module = _module_names(tree)
+    found: set[str] = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        local = {
+            n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            target = _stored_in(node)
+            if isinstance(target, ast.Name) and target.id in module and target.id not in local:
+                found.add(target.id)
+    return found
+
+
+def test_no_module_global_is_mutated_outside_the_runtime() -> None:
+    found = {
+        f"{path.relative_to(PACKAGE)}:{name}"
+        for path in modules()
+        if path.relative_to(PACKAGE).as_posix() != RUNTIME_MODULE
+        for name in mutated_globals(path.read_text())
+    }
+    assert sorted(found - set(GLOBAL_STATE_ALLOWED)) == [], (
+        "process state belongs in launcher/runtime.py's Runtime"
+    )
+    assert sorted(set(GLOBAL_STATE_ALLOWED) - found) == [], "allowed but gone: shrink the list"
+
+
+def test_the_global_state_check_sees_every_shape() -> None:
+    source = (
+        "_n = 0\n_d = {}\n_s = set()\n_l = []\n_k = {}\n_fine = {}\n"
+        "def f():\n    global _n\n    _n += 1\n"
+        "def g(key):\n    _d[key] = 1\n    _s.add(key)\n    del _k[key]\n"
+        "def h():\n    _l.append(1)\n    _fine = {}\n    _fine['x'] = 1\n    return _d.get(1)\n"
+    )
+    assert mutated_globals(source) == {"_n", "_d", "_s", "_l", "_k"}

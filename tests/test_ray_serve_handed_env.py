@@ -35,7 +35,6 @@ def test_handed_env_holds_what_a_worker_reads_and_no_secret(
     }
     for name, value in {**plain, **secret, HANDOVER_VAR: "pull:7", "UNRELATED": "x"}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr("launcher.secrets._hidden", {})
     note_hidden({"SUBAGENT_REFERENCED": secret["SUBAGENT_REFERENCED"]})
     handed = handed_env()
     assert {k: handed.get(k) for k in plain} == plain
@@ -50,7 +49,6 @@ def test_the_worker_block_on_a_node_drops_its_secrets_and_denies_its_ray_token(
 ) -> None:
     token = tmp_path / "ray-token"
     token.write_text("0123456789abcdef")
-    monkeypatch.setattr("launcher.secrets._hidden", {})
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.ray/auth_token there
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(token))
     monkeypatch.setenv("RAY_AUTH_TOKEN", "node-ray-token-0123456789")
@@ -68,7 +66,6 @@ def test_the_worker_block_on_a_node_has_none_of_rays_own_variables(
 ) -> None:
     """Ray's variables (the cluster's address, its processes' ids) would tell a sub-agent's
     shell where the cluster is; a local worker has none of them."""
-    monkeypatch.setattr("launcher.secrets._hidden", {})
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")
     monkeypatch.setenv("RAY_RAYLET_PID", "4242")
     monkeypatch.setenv("NODE_PLAIN", "kept")

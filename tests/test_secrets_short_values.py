@@ -24,10 +24,7 @@ def test_a_value_shorter_than_the_minimum_masks_nothing(short: str) -> None:
     assert SecretMask([short, LONG]).text(f"{TEXT} {LONG}") == f"{TEXT} {MASK}"
 
 
-def test_a_referenced_variable_hidden_with_a_short_value_masks_nothing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(secrets, "_hidden", {})
+def test_a_referenced_variable_hidden_with_a_short_value_masks_nothing() -> None:
     secrets.note_hidden({"PLAINVAR_REF": "1", "GITHUB_TOKEN": LONG})
 
     mask = LiveMask(process_secrets({}))

@@ -20,6 +20,7 @@ from launcher.events import (
     TurnEnd,
     UserMessage,
 )
+from launcher.runtime import Runtime
 from launcher.store import checkpoint
 from launcher.store.db import DB_NAME
 from launcher.store.sink import StoreSink
@@ -75,11 +76,13 @@ def _in_db_file(home: Path, session_id: str, copy_to: Path) -> bool:
 
 
 async def test_a_due_session_end_leaves_checkpoint_and_index_to_a_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 1)
     started: list[Path] = []
-    monkeypatch.setattr(checkpoint, "start", started.append)  # held back: run by hand below
+    monkeypatch.setattr(
+        checkpoint, "start", lambda home, held: started.append(home)
+    )  # held back: run by hand below
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -89,7 +92,7 @@ async def test_a_due_session_end_leaves_checkpoint_and_index_to_a_thread(
     assert done < top  # the session's end committed its rows but left the index batch
     assert not _in_db_file(home, "s1", tmp_path / "before")  # and the checkpoint
 
-    checkpoint._checkpoint(home)
+    checkpoint._checkpoint(home, runtime.store)
 
     assert _indexed(home) == (top, top)
     assert _in_db_file(home, "s1", tmp_path / "after")
@@ -105,7 +108,9 @@ async def test_the_checkpoint_runs_on_a_thread_of_its_own(
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 1)
     threads: list[threading.Thread] = []
     real_start = checkpoint.start
-    monkeypatch.setattr(checkpoint, "start", lambda home: threads.append(real_start(home)))
+    monkeypatch.setattr(
+        checkpoint, "start", lambda home, held: threads.append(real_start(home, held))
+    )
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -124,7 +129,7 @@ async def test_a_session_end_before_a_checkpoint_is_due_indexes_at_once(
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 10**6)
     started: list[Path] = []
-    monkeypatch.setattr(checkpoint, "start", started.append)
+    monkeypatch.setattr(checkpoint, "start", lambda home, held: started.append(home))
     home = tmp_path / "home"
 
     await _run_session(home, "s1")
@@ -135,14 +140,18 @@ async def test_a_session_end_before_a_checkpoint_is_due_indexes_at_once(
 
 
 def test_commits_add_up_over_sessions_until_a_checkpoint_is_due(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime
 ) -> None:
     monkeypatch.setattr(checkpoint, "CHECKPOINT_COMMITS", 10)
     home = tmp_path / "home"
-    assert not checkpoint.due(home, 6)
-    assert checkpoint.due(home, 6)  # 12 since the last one
-    assert not checkpoint.due(home, 2)  # one is running: never two at once; these 2 count on
-    checkpoint._checkpoint(home)  # no store there: dropped, and the slot is free again
-    assert not checkpoint.due(home, 7)  # 9 since the last one
-    assert checkpoint.due(home, 1)
-    checkpoint._checkpoint(home)
+    assert not checkpoint.due(home, 6, runtime.store)
+    assert checkpoint.due(home, 6, runtime.store)  # 12 since the last one
+    assert not checkpoint.due(
+        home, 2, runtime.store
+    )  # one is running: never two at once; these 2 count on
+    checkpoint._checkpoint(
+        home, runtime.store
+    )  # no store there: dropped, and the slot is free again
+    assert not checkpoint.due(home, 7, runtime.store)  # 9 since the last one
+    assert checkpoint.due(home, 1, runtime.store)
+    checkpoint._checkpoint(home, runtime.store)

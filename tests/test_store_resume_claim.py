@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import UsageError
+from launcher.runtime import Runtime
 from launcher.store import db, query, runlock
 from launcher.store.history import load_resumable
 
@@ -22,14 +23,14 @@ def _session(conn: sqlite3.Connection, sid: str, started: float, depth: int = 0)
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, runtime: Runtime) -> Iterator[Path]:
     conn = db.connect(tmp_path)
     assert conn is not None
     _session(conn, "s-1", 1.0)
     conn.close()
     yield tmp_path
-    for path in list(runlock._claimed):  # a test's claims never outlive it
-        runlock.unclaim(runlock._claimed[path])
+    for lock in list(runtime.store.claimed.values()):  # a test's claims never outlive it
+        runlock.unclaim(lock)
 
 
 def test_two_resumes_that_load_the_same_session_cannot_both_run(home: Path) -> None:
@@ -40,9 +41,11 @@ def test_two_resumes_that_load_the_same_session_cannot_both_run(home: Path) -> N
     assert first.id == "s-1"
 
 
-def test_the_writer_adopts_the_claimed_lock_and_its_end_frees_the_session(home: Path) -> None:
+def test_the_writer_adopts_the_claimed_lock_and_its_end_frees_the_session(
+    home: Path, runtime: Runtime
+) -> None:
     load_resumable(home, "s-1")
-    lock = runlock.take_claimed(runlock.lock_path(home, "s-1"))
+    lock = runlock.take_claimed(runlock.lock_path(home, "s-1"), runtime.store)
     assert lock is not None and lock.acquire()  # already held: adopting it succeeds at once
     assert runlock.is_alive(home, "s-1")
 

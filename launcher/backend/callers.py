@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from launcher import settings
+from launcher import runtime, settings
 from launcher.errors import ConfigError, UsageError
 
 TOKEN_ENV = settings.SERVE_TOKEN.name
@@ -215,11 +215,6 @@ class Listener:
         return max(1, max_concurrent - 1) if several else max_concurrent
 
 
-_expiring: dict[str, tuple[str, float]] = {}
-"""Tokens learned per request (callers' JWTs): value -> (its variable, when it expires)."""
-_handed_generation = 0
-"""Bumped when the secrets a new worker is handed change after start-up (a new caller
-token): a worker started before holds too few (backend/spare.py retires it)."""
 EXPIRED_GRACE_S = 300.0
 """How long an expired token is still handed down: a worker started just after it
 expired may still be given it in a host's prompt."""
@@ -227,7 +222,7 @@ expired may still be given it in a host's prompt."""
 
 def handed_generation() -> int:
     """Which set of handed-down secrets a worker started now would get (see `hand_down_token`)."""
-    return _handed_generation
+    return runtime.current().secrets.handed_generation
 
 
 def hand_down_token(value: str, expires_at: float) -> None:
@@ -236,19 +231,19 @@ def hand_down_token(value: str, expires_at: float) -> None:
     (epoch seconds) and a grace after, so the handed set does not grow for ever."""
     from launcher.secrets import is_maskable, note_secrets
 
-    global _handed_generation
+    held = runtime.current().secrets
     now = time.time()
-    for old, (name, until) in list(_expiring.items()):
+    for old, (name, until) in list(held.handed.items()):
         if until + EXPIRED_GRACE_S < now:
             os.environ.pop(name, None)
-            del _expiring[old]
-    if value in _expiring or not is_maskable(value):
+            del held.handed[old]
+    if value in held.handed or not is_maskable(value):
         return
     note_secrets([value])
     name = settings.CALLER_TOKEN.key(f"JWT_{hashlib.sha256(value.encode()).hexdigest()[:16]}")
-    _expiring[value] = (name, expires_at)
+    held.handed[value] = (name, expires_at)
     os.environ[name] = value
-    _handed_generation += 1
+    held.handed_generation += 1
 
 
 def hand_down(listener: Listener | None) -> None:

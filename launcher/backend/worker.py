@@ -321,7 +321,9 @@ def main() -> None:
     from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
     from launcher.procs.hidden import restore
+    from launcher.runtime import Runtime, install
 
+    install(Runtime())  # this worker's own: what it learns is its sessions' alone
     restore()  # the secrets serve handed over, before anything reads the environment
     sealed = SEALED_FLAG in sys.argv[1:]
     sealed_job = _open_sealed() if sealed else None

@@ -17,6 +17,9 @@ SESSION_COMMANDS = frozenset(("spawn", "tools", "serve", "check", "lock", "batch
 
 def main() -> None:
     """Console-script entry point."""
+    from launcher.runtime import Runtime, install
+
+    install(Runtime())  # the process's state, owned from here on (launcher/runtime.py)
     args = sys.argv[1:]
     _refuse_non_utf8(args)
     if args[:1] in (["--version"], ["-V"]):

@@ -32,7 +32,7 @@ import socket
 import sys
 from collections.abc import Iterable, Mapping
 
-from launcher import settings
+from launcher import runtime, settings
 from launcher.secrets import SECRET_NAME, is_secret_name, note_hidden, public_environment
 
 HANDOVER_VAR = settings.SECRETS_FD.name
@@ -55,9 +55,6 @@ PR_SET_DUMPABLE = 4
 SOCKET_BUFFER = 1 << 22
 """Asked of the hand-over socket (the kernel may give less): room for a whole environment."""
 READ_CHUNK = 1 << 16
-
-_restored: set[str] | None = None
-"""After `restore()`: the names that stayed in this process's environment block."""
 
 
 def set_not_dumpable() -> None:
@@ -128,13 +125,13 @@ def restore() -> bool:
     anything reads the environment. The hand-over holds `secret` variables (never for the
     shell) and `plain` ones (moved out of the block only to keep it small and clean).
     """
-    global _restored
-    if _restored is not None:
+    held = runtime.current().secrets
+    if held.in_block is not None:
         return True
     value = settings.SECRETS_FD.take()
     if value is None:
         return False
-    _restored = set(os.environ)
+    held.in_block = set(os.environ)
     set_not_dumpable()  # before the secrets are in this process's memory
     try:
         if value.startswith(PULL_PREFIX):
@@ -284,7 +281,7 @@ def hide_referenced(names: Iterable[str]) -> set[str]:
     in the environment block (kept for the interpreter), which need a full re-exec."""
     wanted = {n for n in set(names) - PLAIN_NAMES if n in os.environ}
     note_hidden({n: os.environ[n] for n in wanted})
-    return wanted & (_restored or set())
+    return wanted & (runtime.current().secrets.in_block or set())
 
 
 def reexec_early(argv: list[str]) -> None:

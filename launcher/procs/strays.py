@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 import time
 
+from launcher import runtime
 from launcher.procs.descendants import QUIET_PASSES, Stat, below, read_stat
 
 SWEEP_S = 2.0
@@ -24,48 +24,51 @@ PAUSE_S = 0.005
 PRUNE_AT = 256
 """Started children remembered before the gone ones are forgotten."""
 
-_lock = threading.Lock()
-_started: dict[int, int] = {}  # pid -> start time: children started on purpose
-_open = 0  # sessions of this process that made it a subreaper and have not ended
+
+def _held() -> runtime.Children:
+    """This process's count of children started on purpose and of subreaping sessions."""
+    return runtime.current().children
 
 
 def note_child(pid: int) -> None:
     """`pid` was started on purpose (a server, a bash group, a worker, the watchdog)."""
     stat = read_stat(pid, zombies=True)  # one that failed at once is still ours to wait for
     if stat is not None:
-        with _lock:
-            _started[pid] = stat.start
-            if len(_started) > PRUNE_AT:  # a long serve starts a worker per sub-agent
-                _prune()
+        held = _held()
+        with held.lock:
+            held.started[pid] = stat.start
+            if len(held.started) > PRUNE_AT:  # a long serve starts a worker per sub-agent
+                _prune(held)
 
 
-def _prune() -> None:
+def _prune(held: runtime.Children) -> None:
     """Forget started children that are gone (a zombie is kept: its waiter reaps it)."""
-    for pid, start in list(_started.items()):
+    for pid, start in list(held.started.items()):
         if (read_stat(pid, zombies=True) or Stat(0, 0, 0, 0, -1)).start != start:
-            del _started[pid]
+            del held.started[pid]
 
 
 def session_opened() -> None:
     """A session of this process relies on the subreaper sweep."""
-    global _open
-    with _lock:
-        _open += 1
+    held = _held()
+    with held.lock:
+        held.subreaping += 1
 
 
 def session_closed() -> bool:
     """A session ended; True when it was the last one (then `sweep()`)."""
-    global _open
-    with _lock:
-        _open = max(0, _open - 1)
-        return _open == 0
+    held = _held()
+    with held.lock:
+        held.subreaping = max(0, held.subreaping - 1)
+        return held.subreaping == 0
 
 
 def _orphans() -> list[Stat]:
     me = os.getpid()
-    with _lock:
-        _prune()
-        started = dict(_started)
+    held = _held()
+    with held.lock:
+        _prune(held)
+        started = dict(held.started)
     # Everything below an on-purpose child is its own business (its group's ladder).
     return below(me, {p for p, start in started.items()})
 
@@ -93,8 +96,9 @@ def sweep(limit_s: float = SWEEP_S) -> list[int]:
 def _adopted_zombies() -> set[int]:
     """Orphans that died on their own while adopted: still ours to reap."""
     me = os.getpid()
-    with _lock:
-        started = set(_started)
+    held = _held()
+    with held.lock:
+        started = set(held.started)
     return {s.pid for s in below(me, set(), zombies=True) if s.zombie and s.ppid == me} - started
 
 

@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from launcher import runtime
 from launcher.store.db import connect, index_new, write
 
 CHECKPOINT_COMMITS = 100
@@ -26,36 +27,35 @@ CHECKPOINT_COMMITS = 100
 so one that overlapped the next session's first write (the WAL cannot start over then)
 is made good at a later session's end before the backstop fires."""
 
-_commits: dict[Path, int] = {}
-_running: set[Path] = set()
-_lock = threading.Lock()
 
-
-def due(home: Path, commits: int) -> bool:
+def due(home: Path, commits: int, held: runtime.Store) -> bool:
     """Count a session's `commits` to `home`'s store; True when its end should checkpoint.
 
     True reserves the checkpoint: the caller must then call `start(home)`.
     """
-    with _lock:
-        total = _commits.get(home, 0) + commits
-        if total < CHECKPOINT_COMMITS or home in _running:
-            _commits[home] = total
+    with held.lock:
+        total = held.commits.get(home, 0) + commits
+        if total < CHECKPOINT_COMMITS or home in held.checkpointing:
+            held.commits[home] = total
             return False
-        _commits[home] = 0
-        _running.add(home)
+        held.commits[home] = 0
+        held.checkpointing.add(home)
         return True
 
 
-def start(home: Path) -> threading.Thread:
+def start(home: Path, held: runtime.Store) -> threading.Thread:
     """Checkpoint `home`'s store on a daemon thread, then bring the search index up there."""
     thread = threading.Thread(
-        target=_checkpoint, args=(home,), name="logs.db checkpoint", daemon=True
+        target=_checkpoint,
+        args=(home, held),
+        name="logs.db checkpoint",
+        daemon=True,
     )
     thread.start()
     return thread
 
 
-def _checkpoint(home: Path) -> None:
+def _checkpoint(home: Path, held: runtime.Store) -> None:
     """PASSIVE: waits for no reader or writer; what it cannot copy now, the next one does.
 
     The search index's batch comes after it: its write is the first of the WAL's new cycle.
@@ -72,5 +72,5 @@ def _checkpoint(home: Path) -> None:
     except (sqlite3.Error, OSError):
         pass  # the store went away or is damaged: the backstop, or `log`, says so later
     finally:
-        with _lock:
-            _running.discard(home)
+        with held.lock:
+            held.checkpointing.discard(home)

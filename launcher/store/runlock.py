@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from launcher import runtime
 from launcher.events import RunStatus
 from launcher.flock import try_lock, wait_lock
 from launcher.state import PRIVATE_FILE_MODE
@@ -59,28 +60,25 @@ class RunLock:
             self._fd = None
 
 
-_claimed: dict[Path, RunLock] = {}
-"""Locks this process took for a session it is about to continue, until its writer adopts them."""
-
-
 def claim(home: Path, session_id: str) -> RunLock | None:
     """Take the session's lock for this process's coming run of it; None if it is running."""
     lock = RunLock(lock_path(home, session_id))
     if not lock.acquire():
         return None
-    _claimed[lock.path] = lock
+    runtime.current().store.claimed[lock.path] = lock
     return lock
 
 
-def take_claimed(path: Path) -> RunLock | None:
+def take_claimed(path: Path, held: runtime.Store) -> RunLock | None:
     """The lock this process claimed at `path`, handed to the session's writer (once)."""
-    return _claimed.pop(path, None)
+    return held.claimed.pop(path, None)
 
 
 def unclaim(lock: RunLock) -> None:
     """Give back a claimed lock whose run will not happen."""
-    if _claimed.get(lock.path) is lock:
-        del _claimed[lock.path]
+    claimed = runtime.current().store.claimed
+    if claimed.get(lock.path) is lock:
+        del claimed[lock.path]
     lock.release()
 
 

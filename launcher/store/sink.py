@@ -16,11 +16,11 @@ import contextlib
 import functools
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from launcher import runtime
 from launcher.events import (
     AgentEnd,
     AgentStart,
@@ -40,26 +40,22 @@ from launcher.store.runlock import RunLock, lock_path, take_claimed
 
 Write = tuple[str, tuple[Any, ...]]
 
-_SHARED: dict[Path, sqlite3.Connection] = {}
-_SHARED_LOCK = threading.Lock()
-"""Sinks on two threads' event loops must not interleave their transactions."""
 
-
-def shared_connection(home: Path) -> sqlite3.Connection:
+def shared_connection(home: Path, held: runtime.Store) -> sqlite3.Connection:
     """This process's connection to the store at `home`, opened (and migrated) on first use."""
-    with _SHARED_LOCK:
-        conn = _SHARED.get(home)
+    with held.writing:
+        conn = held.connections.get(home)
         if conn is None:
             conn = connect(home, shared=True)
             assert conn is not None
-            _SHARED[home] = conn
+            held.connections[home] = conn
         return conn
 
 
-def forget_connection(home: Path) -> None:
+def forget_connection(home: Path, held: runtime.Store) -> None:
     """Drop a connection that failed, so the next session opens a fresh one."""
-    with _SHARED_LOCK:
-        conn = _SHARED.pop(home, None)
+    with held.writing:
+        conn = held.connections.pop(home, None)
     if conn is not None:
         with contextlib.suppress(sqlite3.Error):
             conn.close()
@@ -76,8 +72,11 @@ class StoreSink:
         config_dir: Path | None,
         depth: int = 0,
         owner: Owner | None = None,
+        held: runtime.Store | None = None,
     ) -> None:
         self.home = home
+        # The run's runtime's store state: claimed locks, checkpoint counts, the connection.
+        self._held = runtime.current().store if held is None else held
         self.workspace = str(workspace)
         self.config_dir = str(config_dir) if config_dir else None
         self.depth = depth  # 0: started by a user or host; n: a sub-agent's child, n deep
@@ -104,7 +103,7 @@ class StoreSink:
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
             if self._conn is not None:
-                forget_connection(self.home)
+                forget_connection(self.home, self._held)
             self._close()
 
     def _on_session_start(self, e: SessionStart) -> None:
@@ -125,11 +124,11 @@ class StoreSink:
         # Held while this process writes the session: `log` tells a live run from a killed one.
         # A resume took the lock when it loaded the session (no second writer between).
         path = lock_path(self.home, start.session_id)
-        self._lock = take_claimed(path) or RunLock(path)
+        self._lock = take_claimed(path, self._held) or RunLock(path)
         if not self._lock.acquire():
             self._broken = True  # another live process writes this session; never interleave
             return
-        self._conn = shared_connection(self.home)
+        self._conn = shared_connection(self.home, self._held)
         self._session = start.session_id
         assert self._conn is not None
         row = self._conn.execute(
@@ -228,13 +227,15 @@ class StoreSink:
             )
         )
         # When a checkpoint is due, its thread indexes this session's messages after it.
-        background = self._conn is not None and checkpoint.due(self.home, self._commits + 1)
+        background = self._conn is not None and checkpoint.due(
+            self.home, self._commits + 1, self._held
+        )
         try:
             self._flush(index=not background)
         finally:
             self._close()
             if background:
-                checkpoint.start(self.home)
+                checkpoint.start(self.home, self._held)
 
     def _message(self, turn: int, role: str, content: str, ts: float, **extra: Any) -> None:
         self._pending.append(
@@ -257,7 +258,7 @@ class StoreSink:
             if index:
                 index_new(conn)
 
-        with _SHARED_LOCK:
+        with self._held.writing:
             write(conn, body)
         self._commits += 1
 

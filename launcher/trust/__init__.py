@@ -28,7 +28,9 @@ GIT_EXECUTES: tuple[str, ...] = (
 """Under a workspace's `.git/`: what decides what git runs (config: fsmonitor, drivers,
 hooksPath; hooks; info/attributes) or where it reads that from (commondir, the records of
 linked worktrees, the object stores it borrows: a planted alternates file would let the
-next isolated run's repository, and the user's, read objects of a repository never given)."""
+next isolated run's repository, and the user's, read objects of a repository never given).
+Of `worktrees`, the records the user's linked worktrees had at the start are protected in
+LINKED_EXECUTES alone (`_records`): their index, HEAD and logs are the user's git's."""
 MODEL_MEMORY: tuple[str, ...] = (".subagent/memory", ".subagent/memory-local")
 """Where the `memory` tools keep an agent's notes (`memory: project`, `local`): the model's
 own writing, read back only as notes, so it stays writable inside the protected
@@ -207,6 +209,19 @@ def _submodule_dirs(dot_git: Path, limit: int = 1000) -> list[str]:
     return found
 
 
+def _records(root: Path, rel: str) -> tuple[str, ...]:
+    """Under a git dir's `worktrees` (`rel`), the records of the linked worktrees the user
+    made: their index, HEAD and logs are written by the user's git in those worktrees, so
+    only what decides what git runs there (LINKED_EXECUTES) is protected, not the rest."""
+    if PurePosixPath(rel).name != "worktrees" or not _under(rel, ".git"):
+        return ()
+    try:
+        entries = sorted(os.scandir(root / rel), key=lambda e: e.name)
+    except OSError:
+        return ()
+    return tuple(f"{rel}/{e.name}" for e in entries if e.is_dir(follow_symlinks=False))
+
+
 def _hooks_path(root: Path) -> str | None:
     """Where git runs the hooks from, relative to `root`, when `core.hooksPath` puts it in
     the workspace (not `.git/hooks`, not the workspace itself); else None."""
@@ -241,7 +256,13 @@ def protected_set(workspace: Path, *, write_config: bool = False) -> Protected:
     hooks = _hooks_path(root)
     if hooks is not None and not any(_under(hooks, r) for r in rels):
         rels.append(hooks)  # husky's `.husky`: run by the user's own `git commit`
-    places = [Place(root, rel, _open_below(rel)) for rel in rels]
+    places = [Place(root, rel, _open_below(rel) + _records(root, rel)) for rel in rels]
+    places += [
+        Place(root, f"{record}/{name}")
+        for rel in rels
+        for record in _records(root, rel)
+        for name in LINKED_EXECUTES
+    ]
     linked = linked_worktree(root)
     if linked is not None:
         places += [Place(linked[0], name) for name in LINKED_EXECUTES]

@@ -11,10 +11,10 @@ import hashlib
 import json
 import os
 import secrets
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher import runtime
 from launcher.trust import Place, Protected
 from launcher.trust.gitwalk import Scan, scan
 from launcher.trust.snapshot import Node, Tree, _ancestors, _Budget, snapshot
@@ -222,10 +222,6 @@ class _Record:
             os.close(fd)
 
 
-_ORIGINALS: dict[tuple[tuple[str, str, tuple[str, ...]], ...], _Originals] = {}
-_ORIGINALS_LOCK = threading.Lock()
-
-
 def _originals(protected: Protected, workspace: Path | None = None) -> _Originals:
     budget = _Budget()
     before = [(place, snapshot(place, budget)) for place in protected.places]
@@ -250,8 +246,9 @@ def acquire(
     protected: Protected, key: Key, home: Path | None, workspace: Path | None = None
 ) -> _Originals:
     """The originals of the places in `key`: the live sessions' ones, or a fresh copy."""
-    with _ORIGINALS_LOCK:
-        shared = _ORIGINALS.get(key)
+    held = runtime.current().trust
+    with held.lock:
+        shared = held.originals.get(key)
         if shared is None:
             if home is not None and protected.places:
                 record = _Record(home, key)
@@ -260,19 +257,20 @@ def acquire(
                     shared.record = record
             if shared is None:
                 shared = _originals(protected, workspace)
-            _ORIGINALS[key] = shared
+            held.originals[key] = shared
         shared.users += 1
         return shared
 
 
 def let_go(key: Key, shared: _Originals) -> None:
     """One session is done with `shared`; the last one out lets it go."""
-    with _ORIGINALS_LOCK:
+    held = runtime.current().trust
+    with held.lock:
         shared.users -= 1
         if shared.users > 0:
             return
-        if _ORIGINALS.get(key) is shared:
-            del _ORIGINALS[key]
+        if held.originals.get(key) is shared:
+            del held.originals[key]
     if shared.record is not None:
         with contextlib.suppress(OSError):
             shared.record.leave()

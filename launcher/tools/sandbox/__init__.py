@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from launcher import runtime
 from launcher.config.sandbox_field import parse_mode
 from launcher.config.types import SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
@@ -292,9 +293,6 @@ def _holder(policy: SandboxPolicy) -> Holder | None:
         return None
 
 
-_said: set[str] = set()
-
-
 def check_start(
     agent: str, settings: SandboxSettings, env: Mapping[str, str] | None = None
 ) -> None:
@@ -311,8 +309,9 @@ def check_start(
         return
     if mode is SandboxMode.REQUIRED:
         raise RunError(f"agent '{agent}': {unavailable_line(problem)}, and its sandbox is required")
-    if problem not in _said:
-        _said.add(problem)
+    said = runtime.current().sandbox.said
+    if problem not in said:
+        said.add(problem)
         sys.stderr.write(f"subagent: {unavailable_line(problem)}; bash runs unconfined\n")
 
 

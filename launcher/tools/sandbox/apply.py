@@ -20,13 +20,11 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from launcher import settings
+from launcher import runtime, settings
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 MECHANISM_VAR = settings.SANDBOX_MECHANISM.name
 """`none`: behave as if the OS offered no sandbox; `auto` (default): probe."""
-
-_probed: dict[str, str | None] = {}
 
 
 def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = False) -> None:
@@ -64,9 +62,10 @@ def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:
         return None if os.path.exists(SANDBOX_EXEC) else f"{SANDBOX_EXEC} is missing"
     if not sys.platform.startswith("linux"):
         return f"no sandbox mechanism on {sys.platform}"
-    if "linux" not in _probed:
-        _probed["linux"] = _probe_linux()
-    return _probed["linux"]
+    probes = runtime.current().sandbox.probes
+    if "linux" not in probes:
+        probes["linux"] = _probe_linux()
+    return probes["linux"]
 
 
 def _probe_linux() -> str | None:

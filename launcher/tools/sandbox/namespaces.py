@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from launcher import runtime
 from launcher.procs import cgroup
 from launcher.tools.sandbox.policy import SandboxPolicy
 
@@ -30,14 +31,13 @@ PROBE_TIMEOUT_S = 10.0
 """A probe of `unshare` that takes longer than this counts as unavailable."""
 HELPER = Path(__file__).with_name("helper.py")
 
-_probe: list[str | None] = []
-
 
 def namespaces_problem() -> str | None:
     """None when `unshare` can make the namespaces here, else why not (probed once)."""
-    if not _probe:
-        _probe.append(_check())
-    return _probe[0]
+    probes = runtime.current().sandbox.probes
+    if "namespaces" not in probes:
+        probes["namespaces"] = _check()
+    return probes["namespaces"]
 
 
 def _check() -> str | None:
