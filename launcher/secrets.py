@@ -26,15 +26,24 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, AnyStr, Generic, TypeVar, cast
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 from launcher import runtime, settings
 
 MASK = "****"
 """What a secret value is displayed as."""
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-"""Variables the model's shell never sees: API keys and tokens would end up in its context."""
+SECRET_NAME = re.compile(
+    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|OTEL_EXPORTER_OTLP_(?:\w+_)?HEADERS)",
+    re.IGNORECASE,
+)
+"""Variables the model's shell never sees: API keys and tokens would end up in its context.
+The OTLP exporter's headers are among them: a collector takes its API key there."""
+HEADERS_NAME = re.compile(r"OTEL_EXPORTER_OTLP_(?:\w+_)?HEADERS", re.IGNORECASE)
+"""Variables of `key=value,...` headers (W3C baggage style): each value is a secret alone."""
+URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:([^/?#@\s]+)@")
+"""A URL with a password in its userinfo (`scheme://user:PASS@host`): PASS is a secret,
+whatever the variable holding the URL is called (`DATABASE_URL`, `HTTPS_PROXY`)."""
 
 MIN_SECRET_CHARS = 8
 """A value shorter than this is never masked (`AUTH_ENABLED=1` would mask every `1` in every
@@ -95,11 +104,28 @@ def public_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def process_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
-    """Values of this process's secret-named and hidden variables (API keys, tokens)."""
+    """Values of this process's secret-named and hidden variables (API keys, tokens), each
+    OTLP header's value, and the password of every URL with one in any variable."""
     env = os.environ if env is None else env
     held = runtime.current().secrets
     values = {v for k, v in env.items() if is_secret_name(k)} | set(held.hidden.values())
+    for name, value in (*env.items(), *held.hidden.items()):
+        values |= value_secrets(name, value)
     return frozenset({v for v in values if is_maskable(v)} | held.learned)
+
+
+def value_secrets(name: str, value: str) -> set[str]:
+    """The secrets inside one variable's value that its name does not make one whole: the
+    values of OTLP headers, and the passwords in URLs (as written and URL-decoded)."""
+    found: set[str] = set()
+    if HEADERS_NAME.fullmatch(name):
+        for item in value.split(","):
+            header = unquote(item.partition("=")[2]).strip()
+            # `Bearer TOKEN`, `Basic B64`: the credential alone is also masked.
+            found |= {header, header.rpartition(" ")[2]}
+    for match in URL_USERINFO.finditer(value):
+        found |= {match.group(1), unquote(match.group(1))}
+    return {v for v in found if v}
 
 
 def is_maskable(value: str) -> bool:

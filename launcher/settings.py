@@ -176,6 +176,20 @@ SECRETS_FD = Setting(
     "where a re-executed launcher or a worker reads the secrets taken out of its environment",
     internal=True,
 )
+SEAL_SENDER = Setting(
+    "SUBAGENT_SEAL_SENDER",
+    "key",
+    "(none)",
+    "a Ray node's worker: the driver's public key, the only one whose sealed box it opens",
+    internal=True,
+)
+SEAL_NONCE = Setting(
+    "SUBAGENT_SEAL_NONCE",
+    "nonce",
+    "(none)",
+    "a Ray node's worker: what its key offer echoes, so its Ray task knows the offer is its own",
+    internal=True,
+)
 
 SETTINGS: tuple[Setting, ...] = (
     HOME,
@@ -195,6 +209,8 @@ SETTINGS: tuple[Setting, ...] = (
     DENY_READ,
     CALLER_TOKEN,
     SECRETS_FD,
+    SEAL_SENDER,
+    SEAL_NONCE,
 )
 """Every `SUBAGENT_*` variable, in the docs' order."""
 

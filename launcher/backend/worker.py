@@ -299,10 +299,18 @@ def _open_sealed() -> str | None:
     """A worker on a Ray node: serve's secrets and Job, sealed to a key made here
     (procs/sealed.py); the secrets into os.environ as hidden variables, the Job's line
     returned (None, reported, if the box cannot be opened)."""
+    from launcher import settings
     from launcher.procs.sealed import Opening
     from launcher.secrets import note_hidden
 
-    opening = Opening()  # this process is non-dumpable already (restore)
+    # From the pulled hand-over (restore): the driver's key and the task's nonce.
+    sender = settings.SEAL_SENDER.take() or ""
+    nonce = settings.SEAL_NONCE.take() or ""
+    try:
+        opening = Opening(sender, nonce)  # this process is non-dumpable already (restore)
+    except ValueError as exc:
+        _emit_line(AgentEnd(status=RunStatus.ERROR, error=str(exc)))
+        return None
     _write_line(protocol.encode(opening.offer()).decode())
     try:
         opened = opening.open(json.loads(sys.stdin.readline() or "{}"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import logging
 import os
 import secrets
@@ -101,23 +102,24 @@ class HandOvers:
 
 
 def run_on_node(
-    workspace: str, env: dict[str, str], log_path: str, handovers: Any, key: str
+    workspace: str, env: dict[str, str], log_path: str, handovers: Any, key: str, sender: str
 ) -> dict[str, Any]:
     """The Ray task body: the worker process to its end; returns its RunState as a dict.
 
     `env`: the driver's not-secret variables for the worker's block (ray_node's
     `handed_env`). The worker's first line offers its key; the driver answers through
     `handovers` with the Job and its secrets sealed to it: this task never holds them.
+    `sender`: the driver's public key, the only one whose box the worker opens.
     """
     import ray
 
     from launcher.procs.sealed import SEAL_KEY_OP
 
     state = RunState()
-    proc, stdin, stdout = start_sealed_worker(workspace, env, log_path)
+    proc, stdin, stdout, offer = start_sealed_worker(workspace, env, log_path, sender)
     try:
         # stdin stays open for the run: its EOF (this process gone) tells the worker to stop.
-        for raw in stdout:
+        for raw in itertools.chain((offer,), stdout):
             event = protocol.decode(raw)
             if event is not None and event.get("op") == SEAL_KEY_OP:
                 ray.get(handovers.offer.remote(key, event))
@@ -176,6 +178,8 @@ class RayEngine:
         self._ray = _import_ray(loopback=self._started_here or _is_loopback(host))
         self._remote: Any = None
         self._handovers: Any = None
+        self._key: Any = None
+        """This batch's sealing key (procs/sealed.py): workers open its boxes only."""
         self._logs = contextlib.ExitStack()
 
     async def __aenter__(self) -> RayEngine:
@@ -203,6 +207,9 @@ class RayEngine:
             num_cpus=o.num_cpus, max_retries=o.max_retries, retry_exceptions=False
         )
         self._handovers = ray.remote(HandOvers).options(num_cpus=0).remote()
+        from launcher.procs.sealed import DriverKey
+
+        self._key = DriverKey()
         return self
 
     async def __aexit__(
@@ -227,7 +234,9 @@ class RayEngine:
         log_path = str(state_home() / "batch" / log_name(task.id))
         key = f"{task.id}:{secrets.token_hex(8)}"
         start = time.monotonic()
-        ref = self._remote.remote(job.workspace, handed_env(), log_path, self._handovers, key)
+        ref = self._remote.remote(
+            job.workspace, handed_env(), log_path, self._handovers, key, self._key.public
+        )
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._answer_offers, key, job)
@@ -253,12 +262,13 @@ class RayEngine:
         """Each attempt's key offer answered with the Job and this process's secrets sealed
         to it: one per attempt, so never more than the task's tries."""
         from launcher.procs.hidden import handed_secrets
-        from launcher.procs.sealed import seal
 
         line = job.to_line().decode()
         for _ in range(self.options.max_retries + 1):
             offer = await _wrap(self._handovers.take_offer.remote(key))
-            await _wrap(self._handovers.answer.remote(key, seal(offer, handed_secrets(), line)))
+            await _wrap(
+                self._handovers.answer.remote(key, self._key.seal(offer, handed_secrets(), line))
+            )
 
 
 async def _wrap(ref: Any) -> Any:

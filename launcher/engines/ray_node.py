@@ -10,16 +10,20 @@ anything, talks over sockets, and offers a key: its Job and secrets come sealed 
 
 from __future__ import annotations
 
+import hmac
+import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from launcher import settings
-from launcher.procs.hidden import HANDOVER_VAR, PulledHandover
+from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, set_not_dumpable
+from launcher.procs.sealed import OFFER_NONCE_VAR, SEAL_KEY_OP, SENDER_VAR
 from launcher.secret_files import DENY_READ_VAR, secret_files
 from launcher.secrets import public_environment
 
@@ -68,18 +72,38 @@ def handed_env() -> dict[str, str]:
     }
 
 
+class SealedStart(NamedTuple):
+    """A started `--sealed` worker: the process, its stdin and stdout, and its key offer
+    (the first line it wrote, checked to be its own)."""
+
+    proc: subprocess.Popen[bytes]
+    stdin: BinaryIO
+    stdout: BinaryIO
+    offer: bytes
+
+
 def start_sealed_worker(
-    workspace: str, env: Mapping[str, str], log_path: str
-) -> tuple[subprocess.Popen[bytes], BinaryIO, BinaryIO]:
+    workspace: str, env: Mapping[str, str], log_path: str, sender: str
+) -> SealedStart:
     """On a node: a `--sealed` worker in `workspace` (`env`: the host's variables for its
-    block, `handed_env`), its stdin and stdout as files; it offers its key first."""
+    block, `handed_env`; `sender`: the driver's public key, the only one whose boxes it
+    opens), and its key offer. ValueError (the worker killed) if the first line is not
+    an offer from that worker."""
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    # An empty pulled hand-over: the worker makes itself non-dumpable before it holds
-    # any secret, as a local worker does; this node's own secrets stay out of its block.
-    handover = PulledHandover({"secret": {}}, worker_env(env))
-    # Its stdin and stdout are sockets, not pipes: any process of this user may open a
-    # pipe this (dumpable) Ray worker holds through /proc/PID/fd, and so slip in a key
-    # offer of its own and read the sealed answer; a socket cannot be opened that way.
+    # This Ray worker turns non-dumpable before it makes a socket: another process of
+    # the user may then neither open /proc/PID/fd nor take a descriptor with
+    # pidfd_getfd, so it cannot write a key offer of its own into the worker's channel
+    # nor read what goes down it. (It stays so for the later tasks Ray gives it.)
+    set_not_dumpable()
+    # The nonce and the driver's key reach the worker over the pulled hand-over, which
+    # it takes once non-dumpable and which answers only a socket the worker made: an
+    # offer without the nonce (written into the channel in the moment before the worker
+    # turns non-dumpable) is not its own.
+    nonce = secrets.token_urlsafe(24)
+    values = {"secret": {SENDER_VAR: sender, OFFER_NONCE_VAR: nonce}}
+    handover = PulledHandover(values, worker_env(env))
+    # Its stdin and stdout are sockets, not pipes: a socket cannot be opened through
+    # /proc/PID/fd. The child's ends are closed here right after the spawn.
     down, worker_in = socket.socketpair()
     up, worker_out = socket.socketpair()
     with open(log_path, "ab") as errlog, down, up:
@@ -103,4 +127,23 @@ def start_sealed_worker(
         # The files keep the sockets open; closing `stdin` is the worker's EOF.
         stdin, stdout = down.makefile("wb"), up.makefile("rb")
     handover.answer(proc.pid)
-    return proc, stdin, stdout
+    first = stdout.readline()
+    if not _is_own_offer(first, nonce):
+        proc.kill()
+        proc.wait()
+        stdin.close()
+        stdout.close()
+        raise ValueError("sealed hand-over: the first line is not the started worker's key offer")
+    return SealedStart(proc, stdin, stdout, first)
+
+
+def _is_own_offer(line: bytes, nonce: str) -> bool:
+    """Whether `line` is a key offer that echoes `nonce`."""
+    try:
+        offer = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(offer, dict) or offer.get("op") != SEAL_KEY_OP:
+        return False
+    echoed = offer.get("nonce")
+    return isinstance(echoed, str) and hmac.compare_digest(echoed.encode(), nonce.encode())

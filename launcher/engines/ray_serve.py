@@ -36,7 +36,7 @@ from launcher.engines.ray_engine import RAY_LOG_NAME, _import_ray, _is_loopback,
 from launcher.engines.ray_node import PASSED_ENV, handed_env, start_sealed_worker
 from launcher.errors import RunError, UsageError
 from launcher.procs.hidden import handed_secrets
-from launcher.procs.sealed import SEAL_KEY_OP, seal
+from launcher.procs.sealed import SEAL_KEY_OP, DriverKey
 from launcher.state import state_home
 
 
@@ -58,18 +58,19 @@ class Mailbox:
 
 
 def stream_on_node(
-    workspace: str, env: dict[str, str], log_path: str, mailbox: Any
+    workspace: str, env: dict[str, str], log_path: str, mailbox: Any, sender: str
 ) -> Iterator[str]:
     """The Ray task body: the worker process (in `workspace`) to its end, each line it
     writes yielded.
 
     `env`: serve's variables for the worker's block (`handed_env`). The worker's first
     line offers its key; the mailbox's first message is serve's answer, its Job and
-    secrets sealed to that key: the task never holds them in the clear.
+    secrets sealed to that key: the task never holds them in the clear. `sender`: serve's
+    public key, the only one whose box the worker opens.
     """
     import ray
 
-    proc, stdin, stdout = start_sealed_worker(workspace, env, log_path)
+    proc, stdin, stdout, offer = start_sealed_worker(workspace, env, log_path, sender)
 
     def relay_control() -> None:
         # Until the mailbox says no more (or is gone): each message down the worker's stdin.
@@ -84,6 +85,7 @@ def stream_on_node(
 
     threading.Thread(target=relay_control, name="serve-control", daemon=True).start()
     try:
+        yield offer.decode("utf-8", "replace")
         for raw in stdout:
             yield raw.decode("utf-8", "replace")
     finally:
@@ -97,8 +99,9 @@ def stream_on_node(
 class RayRemote:
     """A run's worker on a Ray node, as the pool controls it (pool.Remote)."""
 
-    def __init__(self, ray: Any, mailbox: Any, stream: Any, job: Job) -> None:
+    def __init__(self, ray: Any, mailbox: Any, stream: Any, job: Job, key: DriverKey) -> None:
         self._ray = ray
+        self._key = key
         self._mailbox = mailbox
         self._stream = stream
         self._job = job
@@ -117,7 +120,7 @@ class RayRemote:
         if self._held is None:
             return
         job = self._job.to_line().decode()
-        await _wrap(self._mailbox.put.remote(seal(offer, handed_secrets(), job)))
+        await _wrap(self._mailbox.put.remote(self._key.seal(offer, handed_secrets(), job)))
         while self._held:  # a send while these go out joins the queue
             await _wrap(self._mailbox.put.remote(self._held.pop(0)))
         self._held = None
@@ -142,6 +145,8 @@ class RayDriver:
         self._mailbox: Any = None
         self._lock = anyio.Lock()
         self._logs = contextlib.ExitStack()
+        self._key: DriverKey | None = None
+        """serve's sealing key (made on the first run): workers open its boxes only."""
 
     async def _connect(self) -> Any:
         async with self._lock:
@@ -165,14 +170,17 @@ class RayDriver:
                     num_returns="streaming", max_retries=0
                 )
                 self._mailbox = ray.remote(Mailbox)
+                self._key = DriverKey()
                 self._ray = ray
         return self._ray
 
     async def __call__(self, entry: SubAgent, job: Job, log_path: Path) -> None:
         ray = await self._connect()
         mailbox = self._mailbox.remote()
-        stream = self._task.remote(job.workspace, handed_env(), str(log_path), mailbox)
-        remote = RayRemote(ray, mailbox, stream, job)
+        key = self._key
+        assert key is not None  # made with the connection
+        stream = self._task.remote(job.workspace, handed_env(), str(log_path), mailbox, key.public)
+        remote = RayRemote(ray, mailbox, stream, job, key)
 
         async def reply(request_id: str, result: dict[str, Any] | None) -> None:
             await remote.send(protocol.answer(request_id, result))

@@ -80,6 +80,8 @@ class OtlpReceiver:
 
     spans: list[Span] = field(default_factory=list)
     posts: int = 0
+    api_keys: list[str] = field(default_factory=list)
+    """Each post's `x-api-key` header ("" when it had none)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -104,6 +106,7 @@ class OtlpReceiver:
                     return
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
+                receiver.api_keys.append(self.headers.get("x-api-key") or "")
                 receiver._keep(request)
                 answer = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)

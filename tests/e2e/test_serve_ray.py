@@ -46,6 +46,8 @@ SERVE_TOKEN = "serve-env-token-0123456789abcdef"
 """SUBAGENT_SERVE_TOKEN: caller `default`, beside the token file's alice and bob."""
 MODEL_KEY = "sk-ray-model-key-0123456789abcdef"
 """A secret-named variable of serve's, as a model's API key is."""
+OTLP_KEY = "otlp-collector-key-0123456789abcdef"
+"""A collector's API key, given to the exporter in OTEL_EXPORTER_OTLP_HEADERS."""
 PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
 SPANS_LIMIT_S = 60.0
@@ -267,6 +269,7 @@ async def test_a_ray_worker_exports_its_spans_under_the_hosts_traceparent(
     args = ("--engine", "ray", "--address", cluster["address"])
     with OtlpReceiver() as receiver:
         env = {**joins(cluster), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+        env["OTEL_EXPORTER_OTLP_HEADERS"] = f"x-api-key={OTLP_KEY}"
         with http_serve(tmp_path, *args, env=env) as serve, anyio.fail_after(RAY_LIMIT_S):
             async with http_client(serve.url) as client:
                 done = await client.call_tool("spawn_subagent", quick, meta=meta)
@@ -283,3 +286,8 @@ async def test_a_ray_worker_exports_its_spans_under_the_hosts_traceparent(
     assert run.parent_id == server_span.span_id  # the worker's parent came with its job
     (mcp_call,) = named(spans, "MCP send tools/call echo")  # its servers' calls traced too
     assert mcp_call.trace_id == PARENT_TRACE
+    # The collector's key came sealed to the worker (it still sends it), not as a task
+    # argument: nothing Ray wrote and nothing in the store holds it.
+    assert set(receiver.api_keys) == {OTLP_KEY}
+    written = all_bytes_under(serve.home) + all_bytes_under(Path(cluster["root"]))
+    assert OTLP_KEY.encode() not in written
