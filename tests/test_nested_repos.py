@@ -4,7 +4,9 @@ adversary swaps in under the walk and the rewrite."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -90,9 +92,11 @@ def test_a_walk_cut_short_is_said_and_kept(tmp_path: Path, monkeypatch: pytest.M
     deep = ws / "d1/d2/d3/d4/d5"
     deep.mkdir(parents=True)
     _git("init", "-q", cwd=deep)
-    said = guard.check()
-    assert said == ["d1/d2/d3/d4 (the walk for git repositories stopped there: too large)"]
+    assert guard.check() == []  # nothing reached was defused: "defused" is not said
     assert guard.cut == "d1/d2/d3/d4"
+    line = guard.cut_line()
+    assert line is not None and "cut at d1/d2/d3/d4 (too deep)" in line
+    assert "NOT checked or defused" in line
 
 
 def test_a_changed_preexisting_repository_is_defused_an_unchanged_one_left(
@@ -128,3 +132,152 @@ def test_sessions_sharing_a_workspace_share_its_first_note(tmp_path: Path) -> No
     finally:
         second.release()
         first.release()
+
+
+def _poison(gitdir: Path) -> None:
+    (gitdir / "config").write_text("[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    (gitdir / "hooks").mkdir(exist_ok=True)
+    (gitdir / "hooks/pre-commit").write_text("#!/bin/sh\ntouch /tmp/pwned\n")
+
+
+def test_a_common_dir_without_head_is_defused(tmp_path: Path) -> None:
+    ws, guard = _workspace(tmp_path)
+    _git("init", "-q", "--bare", "x", cwd=ws)
+    _poison(ws / "x")
+    (ws / "x/HEAD").unlink()  # git's discovery in sub/ still reads x/config and x/hooks
+    (ws / "sub/.git").mkdir(parents=True)
+    (ws / "sub/.git/HEAD").write_text("ref: refs/heads/main\n")
+    (ws / "sub/.git/commondir").write_text("../../x\n")
+    said = guard.check()
+    assert said == ["sub/.git (commondir (names no git repository: x))"]
+    assert not (ws / "sub/.git/commondir").exists()  # cut off: x (maybe the user's) untouched
+    assert (ws / "x/hooks/pre-commit").exists()
+    done = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ws / "sub", capture_output=True)
+    assert not done.stdout.strip().endswith(b"x")  # git no longer takes x for sub's
+    (ws / "sub/.git/commondir").write_text("../../x\n")  # put back later: cut off again
+    assert guard.check() == ["sub/.git (commondir (names no git repository: x))"]
+
+
+def test_a_git_dir_inside_the_workspaces_own_git_is_cut_off(tmp_path: Path) -> None:
+    ws, guard = _workspace(tmp_path)
+    _git("init", "-q", "--bare", ".git/evil", cwd=ws)
+    _poison(ws / ".git/evil")
+    for name in ("sub", "sub2", "sub3"):
+        (ws / name).mkdir()
+    (ws / "sub/.git").write_text("gitdir: ../.git/evil\n")
+    (ws / "sub2/.git").symlink_to("../.git/evil")
+    (ws / "sub3/.git").mkdir()
+    (ws / "sub3/.git/HEAD").write_text("ref: refs/heads/main\n")
+    (ws / "sub3/.git/commondir").write_text("../../.git/evil\n")
+    said = guard.check()
+    assert said == [
+        "sub3/.git (commondir (into the workspace's own .git))",
+        "sub/.git (removed: not a pointer into the workspace)",
+        "sub2/.git (removed: not a pointer into the workspace)",
+    ]
+    assert not os.path.lexists(ws / "sub/.git") and not os.path.lexists(ws / "sub2/.git")
+    assert not (ws / "sub3/.git/commondir").exists()
+    assert _git("config", "core.pager", cwd=ws).strip() == "cat"  # the user's: untouched
+
+
+def test_a_linked_worktree_of_the_users_repository_keeps_its_git_file(tmp_path: Path) -> None:
+    ws, guard = _workspace(tmp_path)
+    _git(
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "i",
+        cwd=ws,
+    )
+    _git("worktree", "add", "-q", "wt", cwd=ws)  # git's own layout: the back-link names wt/.git
+    assert guard.check() == []
+    assert (ws / "wt/.git").is_file()
+    (ws / "wt2").mkdir()  # a pointer into .git/worktrees/wt that git's back-link does not name
+    (ws / "wt2/.git").write_text("gitdir: ../.git/worktrees/wt\n")
+    assert guard.check() == ["wt2/.git (removed: not a pointer into the workspace)"]
+
+
+def test_a_cut_walk_still_defuses_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, guard = _workspace(tmp_path)
+    monkeypatch.setattr(gitwalk, "MAX_WALK_DEPTH", 3)
+    (ws / "d1/d2/d3/d4/d5").mkdir(parents=True)
+    for i in range(12):
+        _git("init", "-q", f"r{i:02}", cwd=ws)
+        _git("config", "core.pager", "x", cwd=ws / f"r{i:02}")
+    _git("init", "-q", "--bare", ".git/modules/m", cwd=ws)  # walked after the workspace
+    _git("config", "core.pager", "x", cwd=ws / ".git/modules/m")
+    said = guard.check()
+    assert said == [".git/modules/m (config: core.pager)"] + [
+        f"r{i:02}/.git (config: core.pager)" for i in range(12)
+    ]
+    assert guard.cut is not None and guard.why == "too deep"
+
+
+def test_a_walk_past_its_time_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _ws, guard = _workspace(tmp_path)
+    monkeypatch.setattr(gitwalk, "MAX_WALK_SECONDS", -1.0)
+    assert guard.check() == []
+    assert guard.cut == "." and guard.why == "it took too long"
+
+
+def test_names_said_are_escaped(tmp_path: Path) -> None:
+    ws, guard = _workspace(tmp_path)
+    for raw in (b"bad\xffname", b"\x1b]0;PWNED\x07\x1b[2J\nsubagent: all clean\x1b[8m"):
+        where = os.path.join(os.fsencode(ws), raw)
+        os.mkdir(where)
+        _git("init", "-q", cwd=Path(os.fsdecode(where)))
+        _git("config", "core.pager", "x", cwd=Path(os.fsdecode(where)))
+    said = guard.check()
+    assert len(said) == 2
+    for line in said:
+        line.encode("utf-8")  # no lone surrogate: the events writer and stderr take it
+        assert all(c.isprintable() for c in line), line
+    assert "bad\\xffname/.git (config: core.pager)" in said
+    assert (
+        "\\x1b]0;PWNED\\x07\\x1b[2J\\nsubagent: all clean\\x1b[8m/.git (config: core.pager)" in said
+    )
+
+
+_UNREADABLE = """
+import os, subprocess, sys
+from pathlib import Path
+from launcher.trust.nested import NestedGuard
+ws = Path(sys.argv[1])
+guard = NestedGuard.start(ws)
+(ws / "locked").mkdir()
+subprocess.run(["git", "init", "-q", str(ws / "locked/zz")], check=True)
+subprocess.run(["git", "-C", str(ws / "locked/zz"), "config", "core.pager", "x"], check=True)
+os.chmod(ws / "locked", 0o111)  # the model's: exec-only, the user can still cd into zz
+print(guard.check(), guard.cut)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")
+def test_an_unreadable_directory_of_the_users_own_is_opened_and_walked(tmp_path: Path) -> None:
+    """As a plain user with no capability at all (one that reads past modes would hide it)."""
+    home = Path(tempfile.mkdtemp(prefix="subagent-walk-"))
+    try:
+        os.chmod(home, 0o755)
+        os.chown(home, 65534, 65534)
+        drop = ["--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        drop += ["--inh-caps=-all", "--bounding-set=-all"]
+        root = str(Path(__file__).resolve().parents[1])
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": root, "HOME": str(home)}
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        done = subprocess.run(
+            ["setpriv", *drop, "/usr/bin/python3", "-c", _UNREADABLE, str(home)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "['locked/zz/.git (config: core.pager)'] None"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

@@ -10,9 +10,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from launcher.config.types import SandboxMode, SandboxSettings
@@ -283,3 +285,27 @@ async def test_no_sandboxed_command_runs_without_its_watchdog(
         assert not ran.exists()
     finally:
         dog.close()
+
+
+@needs_mechanism
+async def test_the_post_command_check_runs_off_the_event_loop(
+    shell: ShellSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long walk for git repositories (thousands of them) leaves the loop serving others."""
+    started, ticked = threading.Event(), threading.Event()
+    waited: list[bool] = []
+
+    def slow_check() -> list[str]:
+        started.set()
+        waited.append(ticked.wait(30))  # set only by a task on the event loop
+        return []
+
+    async def tick() -> None:
+        await anyio.to_thread.run_sync(started.wait, 60)
+        ticked.set()  # only once the loop runs again, while the check still waits
+
+    monkeypatch.setattr(shell, "defuse_nested", slow_check)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(tick)
+        result = await run_bash("true", tmp_path / "ws", 30.0, 10_000, sandbox=shell)
+    assert waited == [True] and not result.is_error

@@ -131,9 +131,15 @@ async def run_bash(
         # The group outlives its leader when a command backgrounds work; kill it regardless.
         await end_call_group(process, guard.release if guard is not None else None)
     text = output.text()
-    undone = sandbox.restore_protected() if sandbox is not None else []
-    defused = sandbox.defuse_nested() if sandbox is not None else []
-    if undone or defused:
+    undone: list[str] = []
+    defused: list[str] = []
+    cut: str | None = None
+    if sandbox is not None:
+        # Off the event loop: the walk is bounded (entries, depth, time), not instant.
+        undone = await anyio.to_thread.run_sync(sandbox.restore_protected)
+        defused = await anyio.to_thread.run_sync(sandbox.defuse_nested)
+        cut = sandbox.cut_line()
+    if undone or defused or cut:
         notes = []
         if undone:
             notes.append(
@@ -144,6 +150,8 @@ async def run_bash(
             from launcher.tools.sandbox import defused_line
 
             notes.append(defused_line(defused)[0].upper() + defused_line(defused)[1:] + ".")
+        if cut:
+            notes.append(f"{cut[0].upper()}{cut[1:]}; no more commands are run.")
         return ToolResult("\n".join([text, *notes]).strip(), is_error=True)
     if deadline.cancelled_caught:
         note = f"Command timed out after {time_limit:g}s; its process group was killed."
@@ -156,9 +164,11 @@ async def run_bash(
 
 
 def _unchecked(where: str) -> str:
+    from launcher.trust.nested import shown
+
     return (
-        f"bash: the workspace is too large or deep to check for git repositories the model "
-        f"made (the walk stopped at '{where}'), so no more commands are run."
+        f"bash: the workspace could not be checked whole for git repositories the model "
+        f"made (the walk was cut at '{shown(where)}'), so no more commands are run."
     )
 
 

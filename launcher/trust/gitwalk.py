@@ -13,13 +13,17 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from launcher.trust.snapshot import _DIR_FLAGS
 
 MAX_WALK_ENTRIES = 500_000
 """Directory entries looked at per walk; past this the walk is cut short (refuse-safe)."""
 MAX_WALK_DEPTH = 128
-"""Directory levels looked at; deeper is cut short too."""
+"""Directory levels looked at; what lies deeper is not walked (the walk goes on beside it,
+and says it was cut)."""
+MAX_WALK_SECONDS = 60.0
+"""Time one walk may take; past it the walk is cut short (refuse-safe), like the budget."""
 MAX_CONFIG_BYTES = 1 << 20
 """A config larger than this is not read: it is replaced by one keeping nothing."""
 MAX_POINTER_BYTES = 4096
@@ -30,11 +34,12 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 @dataclass
 class Scan:
     """What one walk found: git dirs and their fingerprints, `.git` pointers, and whether
-    the budget cut it short (`cut`: where)."""
+    the walk was cut short (`cut`: the first place not walked, `why` not)."""
 
     gitdirs: dict[str, bytes] = field(default_factory=dict)
     pointers: dict[str, bytes] = field(default_factory=dict)
     cut: str | None = None
+    why: str | None = None
 
 
 def read_at(parent: int, name: str, cap: int) -> bytes | None:
@@ -59,8 +64,25 @@ def read_at(parent: int, name: str, cap: int) -> bytes | None:
 
 
 def fingerprint(gitdir: int) -> bytes:
-    """What decides what git runs in a git dir: its config, pointers and hooks."""
+    """What decides what git runs in a git dir: its config, pointers and hooks, and those of
+    the common dir its `commondir` names (git reads config and hooks there)."""
     digest = hashlib.sha256()
+    _own_fingerprint(gitdir, digest)
+    common = read_at(gitdir, "commondir", MAX_POINTER_BYTES)
+    if common is not None and common.strip():
+        try:
+            fd = os.open(os.fsdecode(common.strip()), _DIR_FLAGS, dir_fd=gitdir)
+        except OSError:
+            return digest.digest()
+        try:
+            digest.update(b"common:")
+            _own_fingerprint(fd, digest)
+        finally:
+            os.close(fd)
+    return digest.digest()
+
+
+def _own_fingerprint(gitdir: int, digest: Any) -> None:
     for name in ("config", "config.worktree", "commondir"):
         with contextlib.suppress(OSError):
             st = os.lstat(name, dir_fd=gitdir)
@@ -78,7 +100,6 @@ def fingerprint(gitdir: int) -> bytes:
                         digest.update(read_at(hooks, name, MAX_CONFIG_BYTES) or b"\x00")
             finally:
                 os.close(hooks)
-    return digest.digest()
 
 
 def _is_gitdir(names: set[str]) -> bool:
@@ -126,11 +147,37 @@ def _ident(st: os.stat_result) -> tuple[int, int, int]:
 
 
 class _Cut(Exception):
-    """The walk stops at `rel` (budget, depth, or a directory it cannot read)."""
+    """The whole walk stops at `rel` (its entry budget or its time spent)."""
 
-    def __init__(self, rel: str) -> None:
+    def __init__(self, rel: str, why: str) -> None:
         super().__init__(rel)
         self.rel = rel
+        self.why = why
+
+
+def _note_cut(found: Scan, rel: str, why: str) -> None:
+    """A subtree not walked: the first is said; the walk goes on beside it."""
+    if found.cut is None:
+        found.cut, found.why = rel, why
+
+
+def _open_up(parent: int, name: str) -> bool:
+    """Make directory `name` (the session user's own, unreadable) readable and searchable by
+    its owner, never through a link; whether it was."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            return False
+        fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return False
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IXUSR)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _local_devices() -> frozenset[int]:
@@ -175,11 +222,12 @@ class Walker:
         self.listed = []
         self._start = time.time_ns()
         self._seen = 0
+        self._deadline = time.monotonic() + MAX_WALK_SECONDS
         fresh: dict[str, _Listed] = {}
         try:
             root = os.open(self.workspace, _DIR_FLAGS)
         except OSError:
-            found.cut = "."
+            found.cut, found.why = ".", "unreadable"
             return found
         try:
             self._visit(root, None, ".", 0, found, fresh)
@@ -195,7 +243,7 @@ class Walker:
                 finally:
                     os.close(own)
         except _Cut as cut:
-            found.cut = cut.rel
+            found.cut, found.why = cut.rel, cut.why
         finally:
             os.close(root)
             self._cache = fresh
@@ -211,6 +259,9 @@ class Walker:
         fresh: dict[str, _Listed],
     ) -> None:
         """Walk directory `name` of `parent` (None: `parent` itself, the root)."""
+        if depth > MAX_WALK_DEPTH:
+            _note_cut(found, rel, "too deep")
+            return  # not below: what is beside it is still walked
         known = self._cache.get(rel)
         if name is not None and known is not None and not known.subdirs and not known.gitdir:
             # A leaf as it was: one stat, no open, no listing.
@@ -222,17 +273,10 @@ class Walker:
                 self._count(known, rel, depth)
                 fresh[rel] = known
                 return
-        if name is None:
-            fd = os.dup(parent)
-        else:
-            try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-            except (FileNotFoundError, NotADirectoryError):
-                return  # gone meanwhile (or no submodules)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    return  # now a link: not followed
-                raise _Cut(rel) from exc  # unreadable: cannot vouch for what is below
+        opened = os.dup(parent) if name is None else self._open(parent, name, rel, found)
+        if opened is None:
+            return
+        fd = opened
         try:
             ident = _ident(os.fstat(fd))  # before the listing: a later change moves it
             if known is None or known.ident != ident:
@@ -252,6 +296,24 @@ class Walker:
         finally:
             os.close(fd)
 
+    def _open(self, parent: int, name: str, rel: str, found: Scan) -> int | None:
+        """Directory `name` of `parent` opened (None: gone, a link, or unreadable: then the
+        walk is said to be cut there; a directory of this user's is made readable first)."""
+        for attempt in (0, 1):
+            try:
+                return os.open(name, _DIR_FLAGS, dir_fd=parent)
+            except (FileNotFoundError, NotADirectoryError):
+                return None  # gone meanwhile (or no submodules)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return None  # now a link: not followed
+                if exc.errno in (errno.EACCES, errno.EPERM) and not attempt:
+                    if _open_up(parent, name):
+                        continue
+                break
+        _note_cut(found, rel, "unreadable")  # cannot vouch for what is below
+        return None
+
     def _list(self, fd: int, rel: str, ident: tuple[int, int, int]) -> _Listed:
         self.listed.append(rel)
         names: list[str] = []
@@ -270,8 +332,10 @@ class Walker:
 
     def _count(self, listed: _Listed, rel: str, depth: int) -> None:
         self._seen += listed.entries
-        if self._seen > MAX_WALK_ENTRIES or depth > MAX_WALK_DEPTH:
-            raise _Cut(rel)
+        if self._seen > MAX_WALK_ENTRIES:
+            raise _Cut(rel, "too many entries")
+        if time.monotonic() > self._deadline:
+            raise _Cut(rel, "it took too long")
 
 
 def _join(rel: str, name: str) -> str:

@@ -9,7 +9,8 @@ budget) when the session starts and after every command, reusing the listing of 
 directory unchanged since the last walk (`gitwalk.Walker`): a git dir that was not there at
 the start, or whose config or hooks changed since, keeps only the config keys in
 `SAFE_KEYS` (rewritten at directory fds, never through a link) and no hooks but samples.
-A walk cut short by the budget says so: the caller refuses further commands.
+A walk cut short (too deep, unreadable, over budget or time) says where: the caller refuses
+further commands.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 import secrets
 import stat
 import subprocess
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -182,14 +184,46 @@ def _defuse_hooks(gitdir: int) -> list[str]:
         os.close(hooks)
 
 
+def shown(name: str) -> str:
+    """A path as said to the user: bytes that are not UTF-8 and control characters (escapes,
+    newlines) written as backslash escapes, so a name cannot forge a line or drive the
+    terminal."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _in_own_git(workspace: Path, target: str) -> bool:
+    """Whether `target` is inside the workspace's own `.git` (not `.git` itself, nor its
+    `modules/`, which is walked): no git dir of the user's is there but what git makes."""
+    real = Path(os.path.realpath(target))
+    own = workspace / ".git"
+    return real.is_relative_to(own) and real != own and not real.is_relative_to(own / "modules")
+
+
+def _linked_back(workspace: Path, target: str, pointer: str) -> bool:
+    """Whether git dir `target` (a linked worktree's, in `.git/worktrees/`) names `pointer`
+    as its worktree's `.git`: git's own layout, the back-link confirming it."""
+    try:
+        with open(os.path.join(target, "gitdir"), "rb") as file:
+            back = file.read(MAX_POINTER_BYTES).strip()
+    except OSError:
+        return False
+    real = Path(os.path.realpath(target))
+    return real.parent == workspace / ".git" / "worktrees" and os.path.realpath(
+        os.fsdecode(back)
+    ) == os.path.realpath(pointer)
+
+
 def _within(workspace: Path, target: str) -> bool:
     """Whether `target` is in the workspace: walked there, and defused when new (its own
     `.git` is the user's, protected apart, and its `modules/` walked too)."""
     return Path(os.path.realpath(target)).is_relative_to(workspace)
 
 
-def defuse_gitdir(workspace: Path, rel: str) -> list[str]:
-    """Make git dir `rel` (below `workspace`) run nothing; what was removed or dropped."""
+def defuse_gitdir(workspace: Path, rel: str, gitdirs: Collection[str] = ()) -> list[str]:
+    """Make git dir `rel` (below `workspace`) run nothing; its `commondir` is kept only when
+    it names one of `gitdirs` (seen by the walk, checked on its own) or the user's `.git`;
+    what was removed or dropped."""
     parts = () if rel == "." else PurePosixPath(rel).parts
     said: list[str] = []
     root = os.open(workspace, _DIR_FLAGS)
@@ -210,14 +244,26 @@ def defuse_gitdir(workspace: Path, rel: str) -> list[str]:
             if common is None or not _within(workspace, target):
                 _remove(gitdir, "commondir")
                 said.append("commondir (outside the workspace)")
+            elif _in_own_git(workspace, target):
+                _remove(gitdir, "commondir")
+                said.append("commondir (into the workspace's own .git)")
+            else:
+                real = Path(os.path.realpath(target)).relative_to(workspace).as_posix()
+                if real not in gitdirs and real != ".git":
+                    # Git reads a common dir's config and hooks without a HEAD there, but
+                    # git never makes one: cut it off rather than rewrite what may be the
+                    # user's own files (a `config`, a `hooks/` of their project).
+                    _remove(gitdir, "commondir")
+                    said.append(f"commondir (names no git repository: {shown(real)})")
     finally:
         os.close(gitdir)
     return said
 
 
 def defuse_pointer(workspace: Path, rel: str) -> bool:
-    """Remove the `.git` file or link `rel` when it points outside the workspace (or is
-    neither: a FIFO); True when removed."""
+    """Remove the `.git` file or link `rel` when it points outside the workspace, or into
+    its own `.git` (but at `.git` itself, its `modules/`, or a linked worktree's git dir
+    whose back-link names `rel`), or is neither (a FIFO); True when removed."""
     parts = PurePosixPath(rel).parts
     root = os.open(workspace, _DIR_FLAGS)
     try:
@@ -236,7 +282,10 @@ def defuse_pointer(workspace: Path, rel: str) -> bool:
         else:
             target = ""
         if target and _within(workspace, target):
-            return False  # what it points at is walked, and defused when new
+            pointer = os.path.join(workspace, rel)
+            if not _in_own_git(workspace, target) or _linked_back(workspace, target, pointer):
+                return False  # what it points at is walked, and defused when new
+            # A git dir the model planted in the user's `.git` is never walked: cut it off.
         return _remove(parent, parts[-1])
     finally:
         os.close(parent)
@@ -249,6 +298,7 @@ class NestedGuard:
     workspace: Path
     before: Scan = field(default_factory=Scan)
     cut: str | None = None
+    why: str = "too large"
     # This guard's own: what it reuses was seen by its own walks, so a change another
     # session (or the watchdog) made is still seen here, by its ctime.
     walker: Walker | None = field(default=None, repr=False, compare=False)
@@ -264,7 +314,7 @@ class NestedGuard:
     @classmethod
     def of(cls, workspace: Path, before: Scan) -> NestedGuard:
         """Guard `workspace` against `before`, its git dirs as a first session found them."""
-        return cls(Path(os.path.realpath(workspace)), before, before.cut)
+        return cls(Path(os.path.realpath(workspace)), before, before.cut, before.why or "too large")
 
     def _settle(self, rel: str) -> None:
         """Remember the defused git dir as it is now: checked again only once changed."""
@@ -281,7 +331,8 @@ class NestedGuard:
 
     def check(self) -> list[str]:
         """Defuse every git dir and `.git` pointer new since the start (or changed); what
-        was done, one line each. A walk cut short is said, and `cut` set."""
+        was done, one line each (names escaped). A walk cut short sets `cut` and `why`
+        (said by `cut_line`); the rest of the workspace is still walked."""
         if self.walker is None:
             self.walker = Walker(self.workspace)
         now = self.walker.scan()
@@ -290,22 +341,31 @@ class NestedGuard:
             if self.before.gitdirs.get(rel) == mark:
                 continue
             try:
-                done = defuse_gitdir(self.workspace, rel)
+                done = defuse_gitdir(self.workspace, rel, now.gitdirs)
             except OSError as exc:
-                said.append(f"{rel} (could not be defused: {exc.strerror})")
+                said.append(f"{shown(rel)} (could not be defused: {exc.strerror})")
                 continue
             if done:
-                said.append(f"{rel} ({'; '.join(done)})")
+                said.append(f"{shown(rel)} ({'; '.join(done)})")
             self._settle(rel)
         for rel, mark in sorted(now.pointers.items()):
             if self.before.pointers.get(rel) == mark:
                 continue
             with contextlib.suppress(OSError):
                 if defuse_pointer(self.workspace, rel):
-                    said.append(f"{rel} (removed: not a pointer into the workspace)")
+                    said.append(f"{shown(rel)} (removed: not a pointer into the workspace)")
                 else:
                     self.before.pointers[rel] = mark
         if now.cut is not None:
-            self.cut = now.cut
-            said.append(f"{now.cut} (the walk for git repositories stopped there: too large)")
+            self.cut, self.why = now.cut, now.why or "too large"
         return said
+
+    def cut_line(self) -> str | None:
+        """What is said of a walk cut short (None: never cut): where, and that nothing
+        below was checked or defused."""
+        if self.cut is None:
+            return None
+        return (
+            f"the walk for git repositories was cut at {shown(self.cut)} ({self.why}): git "
+            "repositories the model made there or beyond were NOT checked or defused"
+        )

@@ -190,3 +190,70 @@ def test_listings_reused_between_commands_hide_no_repository(who: str) -> None:
         for where in ("d0", "d1/new", "a/b/c/x/y/z", "d2/r"):
             _user_git(w, w.repo / where, "status")
         assert sorted(p.name for p in marks.iterdir()) == []
+
+
+POISON = "[core]\n\tfsmonitor = touch {mark}; false\n"
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_headless_common_dir_and_a_git_dir_in_the_users_git_run_nothing(who: str) -> None:
+    """A worktree-style `sub/.git` whose common dir has no HEAD; a git dir the model made
+    inside the workspace's own `.git`, reached by a `.git` file (the `write` tool alone)."""
+    with world({"README.md": "# project\n"}) as w:
+        marks = {name: w.root / f"mark-{name}" for name in ("x", "evil")}
+        evil = {
+            ".git/evil/HEAD": "ref: refs/heads/main\n",
+            ".git/evil/objects/info/keep": "",
+            ".git/evil/refs/heads/keep": "",
+            ".git/evil/config": POISON.format(mark=marks["evil"]),
+            "w/.git": "gitdir: ../.git/evil\n",
+        }
+        writes = [("write", {"path": p, "content": c}) for p, c in evil.items()]
+        _, stderr = _session(
+            w, who,
+            [f"git init -q --bare x && printf '{POISON.format(mark=marks['x'])}' > x/config"
+             " && rm x/HEAD && mkdir -p sub/.git && echo 'ref: refs/heads/main' > sub/.git/HEAD"
+             " && echo ../../x > sub/.git/commondir", *writes],
+        )  # fmt: skip
+        for sub in ("sub", "w"):
+            _user_git(w, w.repo / sub, "status")
+        assert not marks["x"].exists() and not marks["evil"].exists(), stderr
+        assert not (w.repo / "sub/.git/commondir").exists(), stderr
+        assert not os.path.lexists(w.repo / "w/.git"), stderr
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_odd_names_are_said_escaped_and_end_the_session(who: str) -> None:
+    """A repository under a non-UTF-8 name (bash) and a bare one named with terminal escapes
+    and a forged line (the `write` tool: said on stderr at the session's end)."""
+    with world({"README.md": "# project\n"}) as w:
+        bad = "$'bad\\377'"
+        odd = "\x1b]0;PWNED\x07\x1b[2J\nsubagent: all clean\x1b[8m"
+        bare = {"HEAD": "ref: refs/heads/main\n", "objects/k": "", "refs/heads/k": ""}
+        bare["config"] = "[core]\n\tpager = x\n"
+        calls: list[Any] = [
+            f"mkdir {bad} && git init -q {bad}/zz && git -C {bad}/zz config core.pager x"
+        ]
+        calls += [("write", {"path": f"{odd}/{p}", "content": c}) for p, c in bare.items()]
+        results, stderr = _session(w, who, calls)
+        assert "bad\\xff/zz/.git (config: core.pager)" in results[0]["content"], results
+        assert "\x1b" not in stderr and "\x07" not in stderr, stderr
+        assert "\nsubagent: all clean" not in stderr, stderr
+        assert "\\x1b]0;PWNED\\x07\\x1b[2J\\nsubagent: all clean\\x1b[8m (config" in stderr
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_cut_walk_is_said_as_cut_not_defused(who: str) -> None:
+    """A 140-level chain cuts the walk: a shallow repository beside it is still defused, and
+    the end of the session says the walk was cut, not that what lies below was defused."""
+    with world({"README.md": "# project\n"}) as w:
+        results, stderr = _session(
+            w, who,
+            ["mkdir -p $(printf 'd/%.0s' $(seq 140)) && git init -q a/zz"
+             " && git -C a/zz config core.pager x"],
+        )  # fmt: skip
+        text = results[0]["content"]
+        assert "a/zz/.git (config: core.pager)" in text, text
+        assert "NOT checked or defused" in text and "(too deep)" in text, text
+        assert _user_git(w, w.repo / "a/zz", "config", "core.pager").returncode != 0
+        assert "cut at d/d/" in stderr and "defused (config keys" not in stderr, stderr

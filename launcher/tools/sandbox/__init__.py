@@ -131,6 +131,7 @@ class ShellSandbox:
             else NestedGuard.of(workspace, before)
         )
         self._lock = threading.Lock()
+        self._checking = threading.Lock()  # one put-back and walk at a time (run off the loop)
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
         self._server: ForkServer | None = None
@@ -238,12 +239,18 @@ class ShellSandbox:
     def restore_protected(self) -> list[str]:
         """Put back what the model's processes (all gone by now) changed in the protected
         places; the places put back."""
-        return self.guard.restore()
+        with self._checking:
+            return self.guard.restore()
 
     def defuse_nested(self) -> list[str]:
         """Defuse the git repositories the model made (or changed) in the workspace; what
         was done, one line per repository."""
-        return [] if self.nested is None else self.nested.check()
+        with self._checking:
+            return [] if self.nested is None else self.nested.check()
+
+    def cut_line(self) -> str | None:
+        """What is said of a walk for git repositories cut short (None: not cut)."""
+        return None if self.nested is None else self.nested.cut_line()
 
     def close(self) -> None:
         """End the confined thread, put the protected places back, and remove the private
@@ -253,6 +260,9 @@ class ShellSandbox:
             defused = self.defuse_nested()
             if defused:
                 sys.stderr.write(f"subagent: {defused_line(defused)}\n")
+            cut = self.cut_line()
+            if cut is not None:
+                sys.stderr.write(f"subagent: {cut}\n")
         finally:
             self.guard.release()
         with self._lock:
