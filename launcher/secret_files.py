@@ -77,7 +77,15 @@ def _home_credentials() -> tuple[Path, ...]:
     return _credentials[1]
 
 
+def launcher_state_home() -> Path:
+    """SUBAGENT_HOME, resolved: the launcher's own (tokens, the guard's record, sessions)."""
+    raw = settings.HOME.raw()
+    home = Path(raw).expanduser() if raw else Path("~/.local/state/subagent").expanduser()
+    return Path(os.path.realpath(home))
+
+
 def is_secret_file(real: Path) -> bool:
-    """Whether the real path `real` is a secret file or a home credential, or lies under one."""
-    denied = (*secret_files(), *_home_credentials())
+    """Whether the real path `real` is a secret file, a home credential or the launcher's
+    state home (a session run in ~ has it inside the workspace), or lies under one."""
+    denied = (*secret_files(), *_home_credentials(), launcher_state_home())
     return any(real == p or real.is_relative_to(p) for p in denied)

@@ -269,6 +269,24 @@ def test_the_model_is_told_its_shell_is_sandboxed(tmp_path: Path) -> None:
     assert "sandboxed" not in description(SandboxSettings(), gone)
 
 
+async def test_no_sandboxed_command_runs_without_its_watchdog(
+    shell: ShellSandbox, tmp_path: Path
+) -> None:
+    """A watchdog that cannot start (its interpreter cannot be run) would leave plants,
+    the private $TMPDIR and the guard's record behind a SIGKILLed launcher: refuse."""
+    from launcher.procs.watchdog import Watchdog
+
+    dog = Watchdog(python=str(tmp_path / "no-python"))
+    try:
+        ran = tmp_path / "ws" / "ran"
+        result = await run_bash(f"touch {ran}", tmp_path / "ws", 30.0, 10_000, dog, shell)
+        assert result.is_error, result.content
+        assert "watchdog" in result.content and "no-python" in result.content
+        assert not ran.exists()
+    finally:
+        dog.close()
+
+
 @needs_mechanism
 async def test_the_post_command_check_runs_off_the_event_loop(
     shell: ShellSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,23 @@ def test_symlinked_workspace_root_still_confines(tmp_path: Path) -> None:
     assert ws.resolve("f.txt") == real / "f.txt"
     with pytest.raises(ToolError):
         ws.resolve("../x")
+
+
+def test_the_state_home_inside_the_workspace_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session run in ~ has SUBAGENT_HOME (OAuth tokens, the guard's record) inside its
+    workspace: the file tools neither read, list nor write it."""
+    root = tmp_path / "ws"
+    state = root / ".local/state/subagent"
+    (state / "auth").mkdir(parents=True)
+    (state / "auth/remote.json").write_text('{"access_token": "x"}')
+    monkeypatch.setenv("SUBAGENT_HOME", str(state))
+    ws = Workspace(root)
+    token = ws.resolve(".local/state/subagent/auth/remote.json")
+    assert not ws.contains(token) and not ws.contains(state)
+    with pytest.raises(ToolError, match="refused"):
+        ws.open(token, os.O_RDONLY)
+    with pytest.raises(ToolError, match="refused"):
+        ws.open(ws.resolve(".local/state/subagent/guard/x.json"), os.O_WRONLY | os.O_CREAT)
+    assert ws.contains(ws.resolve(".local/state/other.txt"))

@@ -53,7 +53,10 @@ TMP_PREFIX = "subagent-tmp-"
 class Watchdog:
     """Launcher side: starts the watchdog lazily and tells it which groups to guard."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: str | None = None) -> None:
+        """`python`: the interpreter to run it with (this one's by default)."""
+        self._python = python or sys.executable
+        self._problem: str | None = None  # why it could not start
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._cgroup: Path | None = None
@@ -65,7 +68,7 @@ class Watchdog:
             try:
                 self._proc = subprocess.Popen(
                     # -P: a `launcher/` or other package in the cwd must not shadow ours.
-                    [sys.executable, "-P", "-m", "launcher.procs.watchdog"],
+                    [self._python, "-P", "-m", "launcher.procs.watchdog"],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -76,10 +79,23 @@ class Watchdog:
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,
                 )
-            except OSError:
-                return None  # servers still die of stdin EOF; the watchdog is a backstop
+            except OSError as exc:
+                # Servers still die of stdin EOF; sandboxed commands are refused (`problem`).
+                self._problem = f"cannot start {self._python} ({exc.strerror or exc})"
+                return None
             strays.note_child(self._proc.pid)
         return self._proc
+
+    def problem(self) -> str | None:
+        """Why the watchdog is not running (it could not start, or it exited), else None.
+        Without it a launcher killed mid-command leaves the model's changes to protected
+        places, the private $TMPDIR and the command's processes behind."""
+        with self._lock:
+            proc = self._ensure()
+            if proc is None:
+                return self._problem
+            code = proc.poll()
+            return None if code is None else f"it exited with status {code}"
 
     def _send(self, line: str) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -77,6 +78,8 @@ class GroupGuard(Protocol):
 
     def restore_on_death(self, record: Path) -> None: ...
 
+    def problem(self) -> str | None: ...
+
 
 async def run_bash(
     command: str,
@@ -99,6 +102,10 @@ async def run_bash(
         return ToolResult(_unchecked(sandbox.unchecked), is_error=True)
     if sandbox is not None and sandbox.unrepaired:
         return ToolResult(_unrepaired(sandbox.unrepaired), is_error=True)
+    if sandbox is not None and sandbox.confined and guard is not None:
+        missing = guard.problem()
+        if missing is not None:
+            return ToolResult(_no_watchdog(missing), is_error=True)
     argv = ["bash", "-c", command]
     if guard is not None:
         argv = guard.join_argv(argv)
@@ -183,6 +190,16 @@ def _refusal(problem: str | None) -> str:
     return (
         f"bash: sandbox: unavailable ({problem}); this agent's sandbox is required, so the "
         "command was not run."
+    )
+
+
+def _no_watchdog(problem: str) -> str:
+    # The user must hear it too: the session cannot clean up after a SIGKILL.
+    logging.getLogger(__name__).warning("bash: no watchdog (%s): commands refused", problem)
+    return (
+        f"bash: the session's watchdog is not running ({problem}); without it a killed "
+        "launcher would leave this command's changes and processes behind, so sandboxed "
+        "commands are refused."
     )
 
 

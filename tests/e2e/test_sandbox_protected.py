@@ -568,3 +568,60 @@ def test_a_read_only_nested_git_dir_is_defused(who: str) -> None:
         assert "again" in results[1]["content"]
         assert "fsmonitor" not in (w.repo / "sub/.git/config").read_text()
         assert not os.path.lexists(w.repo / "sub/.git/hooks/pre-commit")
+
+
+HOME_AGENT = "---\nname: home\ntools: [bash, write, read, grep, ls]\nextensions: false\n---\nRun.\n"
+TOKEN = "OAUTH-TOKEN-0123456789abcdef"
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_state_home_inside_the_workspace_is_the_launchers(who: str) -> None:
+    """A session run in ~ has SUBAGENT_HOME (OAuth tokens, the guard's record) in its
+    workspace: neither the shell nor the file tools read, list or write it."""
+    with world() as w:
+        state = w.repo / ".local/state/subagent"
+        (state / "auth").mkdir(parents=True)
+        token = state / "auth/remote.json"
+        token.write_text(json.dumps({"access_token": TOKEN}))
+        (w.config / "agents/home.md").write_text(HOME_AGENT)
+        rel = ".local/state/subagent"
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("bash", {"command": f"cat {rel}/auth/remote.json; ls {rel}/guard; echo"}),
+            ("bash", {"command": f"echo x > {rel}/auth/remote.json; echo y > {rel}/planted"}),
+            ("read", {"path": f"{rel}/auth/remote.json"}),
+            ("grep", {"pattern": "OAUTH", "path": "."}),
+            ("ls", {"path": f"{rel}/auth"}),
+            ("write", {"path": f"{rel}/auth/remote.json", "content": "{}"}),
+        ]
+        model = f"scripted:{script(w, 'home', calls)}"
+        argv = _argv(who)
+        _own(w, who)
+        run = subprocess.run(
+            [
+                *argv,
+                "spawn",
+                "--json",
+                "--config-dir",
+                str(w.config),
+                "--workspace",
+                str(w.repo),
+                "--model",
+                model,
+                "home",
+                "go",
+            ],
+            cwd=w.root,
+            env={**_env(w), "SUBAGENT_HOME": str(state)},
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        assert run.returncode == 0, run.stderr
+        results = [e for e in parse_events(run.stdout) if e["type"] == "tool_result"]
+        assert len(results) == len(calls), results
+        assert all(TOKEN not in r["content"] for r in results), results
+        assert "guard" not in results[0]["content"].split(), results[0]
+        assert [r["is_error"] for r in results[2:]] == [True, False, True, True], results
+        assert json.loads(token.read_text()) == {"access_token": TOKEN}
+        assert not (state / "planted").exists()
