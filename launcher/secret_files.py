@@ -84,8 +84,12 @@ def launcher_state_home() -> Path:
     return Path(os.path.realpath(home))
 
 
-def is_secret_file(real: Path) -> bool:
+def is_secret_file(real: Path, within: Path | None = None) -> bool:
     """Whether the real path `real` is a secret file, a home credential or the launcher's
-    state home (a session run in ~ has it inside the workspace), or lies under one."""
-    denied = (*secret_files(), *_home_credentials(), launcher_state_home())
+    state home (a session run in ~ has it inside the workspace), or lies under one. A
+    workspace `within` the state home is one the launcher made there (an isolated run's
+    repository, a spill folder): the state home is not denied to it."""
+    state = launcher_state_home()
+    ours = within is not None and within.is_relative_to(state)
+    denied = (*secret_files(), *_home_credentials(), *(() if ours else (state,)))
     return any(real == p or real.is_relative_to(p) for p in denied)

@@ -141,12 +141,12 @@ class Workspace:
         """True when `path`, with symlinks followed, lies inside the workspace (and is not
         a secret file: a walk skips those)."""
         real = Path(os.path.realpath(path))
-        return real.is_relative_to(self.root) and not is_secret_file(real)
+        return real.is_relative_to(self.root) and not is_secret_file(real, self.root)
 
     def open(self, real: Path, flags: int, mode: int = 0o644, *, make_parents: bool = False) -> int:
         """Open a path from `resolve` without following any link on the way (see open_beneath);
         a secret file (serve's token file) is refused."""
-        if is_secret_file(real):
+        if is_secret_file(real, self.root):
             raise ToolError(f"'{self.display(real)}' is a secret file of this launcher; refused")
         return open_beneath(
             self.root, real.relative_to(self.root), flags, mode, make_parents=make_parents

@@ -29,10 +29,12 @@ SIGNATURES = {
     "launcher.cli.loading",
     "launcher.cli.spec",
     "launcher.settings",
+    "launcher.runtime",
 }
 """What `--help` may load of the launcher besides the command modules: the entry point, the
 app and its group, and what every signature shares (options and their table, the settings
-table their variables are named from, and the typer-free loader)."""
+table their variables are named from, and the typer-free loader), and the process's
+`Runtime` the entry installs first (a stdlib-only leaf)."""
 
 
 def _imported(args: list[str], subagent: Subagent, *, how: tuple[str, ...] = ()) -> set[str]:
