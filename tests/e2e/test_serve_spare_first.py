@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.e2e.conftest import RUN_LIMIT_S, Subagent
 
 PROBE = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 import launcher.backend.early as early
 from launcher.backend.spare import SparePool
@@ -34,7 +34,7 @@ early.EarlyFace.on_stdio = classmethod(lambda cls, answers: Face(answers))
 async def start_now(self):
     loaded = sorted(m for m in ("mcp", "mcp_types", "launcher.backend.server") if m in sys.modules)
     print(json.dumps(loaded), flush=True)
-    raise SystemExit(0)
+    os._exit(0)  # inside serve's task group a SystemExit would come out as a group
 
 SparePool.start_now = start_now
 run_serve(model=None, max_concurrent=1, task_ttl=60.0, config_dir=Path(sys.argv[1]),
