@@ -32,11 +32,11 @@ import anyio
 
 from launcher.procs import cgroup, strays
 from launcher.tools.sandbox.forkserver import receive, send
+from launcher.tools.sandbox.spawner import read_chunks
 
 SERVER = Path(__file__).with_name("forkserver.py")
 ANSWER_LIMIT_S = 60.0
 """How long the server may take to answer (its start-up on a loaded box included)."""
-READ_CHUNK = 65536
 
 
 class ForkServer:
@@ -173,18 +173,8 @@ class EnteredProcess:
         self.returncode: int | None = None
         self.stdout: AsyncIterator[bytes] = self._chunks()
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        while True:
-            try:
-                chunk = os.read(self._out, READ_CHUNK)
-            except BlockingIOError:
-                await anyio.wait_readable(self._out)
-                continue
-            except OSError:
-                return
-            if not chunk:
-                return
-            yield chunk
+    def _chunks(self) -> AsyncIterator[bytes]:
+        return read_chunks(self._out)
 
     async def wait(self) -> int:
         """Wait for the leader to exit (its pidfd turns readable), then its status."""

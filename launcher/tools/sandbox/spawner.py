@@ -28,6 +28,22 @@ from launcher.tools.sandbox.policy import SandboxPolicy
 
 READ_CHUNK = 65536
 
+
+async def read_chunks(fd: int) -> AsyncIterator[bytes]:
+    """A non-blocking pipe's output, chunk by chunk, until EOF or an error."""
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
 Job = Callable[[], None] | None
 
 
@@ -117,18 +133,8 @@ class ConfinedProcess:
         """The merged output, chunk by chunk, until EOF."""
         return self._chunks()
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        while True:
-            try:
-                chunk = os.read(self._out, READ_CHUNK)
-            except BlockingIOError:
-                await anyio.wait_readable(self._out)
-                continue
-            except OSError:
-                return
-            if not chunk:
-                return
-            yield chunk
+    def _chunks(self) -> AsyncIterator[bytes]:
+        return read_chunks(self._out)
 
     async def wait(self) -> int:
         """Wait for the leader to exit (a pidfd turns readable), without a thread."""
