@@ -5,6 +5,7 @@ Sub-agents run as worker processes with the scripted model and the lazy stub ser
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from launcher.backend.spare import SPARE_NAME
 from tests.e2e.conftest import (
     assert_all_gone,
     is_alive,
@@ -25,7 +27,7 @@ from tests.e2e.conftest import (
     read_pid,
     wait_until,
 )
-from tests.e2e.spare_support import is_spare
+from tests.e2e.spare_support import is_spare, process_name
 from tests.e2e.spawn_support import stub, write_config
 
 pytestmark = pytest.mark.e2e
@@ -64,28 +66,51 @@ async def serve(
             yield c
 
 
+def worker_processes(tmp_path: Path) -> list[int]:
+    """Live worker processes of this test's serve (found by its SUBAGENT_HOME), spares too."""
+    found = []
+    for pid in processes_mentioning(str(tmp_path / "state")):
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+    return found
+
+
 def workers(tmp_path: Path) -> list[int]:
-    """Live sub-agent workers of this test's serve (found by its SUBAGENT_HOME); the spare
-    waiting for the next spawn is not one (spare_support.py checks it)."""
-    return [
-        pid
-        for pid in processes_mentioning(str(tmp_path / "state"))
-        if b"launcher.backend.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        and not is_spare(pid)
-    ]
+    """Live sub-agent workers of this test's serve; the spare waiting for the next spawn is
+    not one (spare_support.py checks it)."""
+    return [pid for pid in worker_processes(tmp_path) if not is_spare(pid)]
+
+
+def started_at(pid: int) -> int:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 def one_worker(tmp_path: Path) -> int:
-    """The one live worker of this test's serve, once only one is seen: the next spare,
-    started as a spawn takes one, looks like a worker until it has named itself."""
+    """The one worker running this test's session. A spare taken while still importing keeps
+    its importing name a moment, and the replacement started as the spawn took it looks
+    like a worker until it has named itself; the taken one is the older of the two."""
     seen: list[int] = []
 
     def single() -> bool:
         seen[:] = workers(tmp_path)
-        return len(seen) == 1
+        if len(seen) != 1:
+            return False
+        waiting = set(spares_waiting(tmp_path))
+        others = [p for p in worker_processes(tmp_path) if p not in waiting and p != seen[0]]
+        try:
+            return all(started_at(seen[0]) <= started_at(p) for p in others)
+        except (OSError, IndexError, ValueError):  # one of them ended while being read
+            return False
 
-    assert wait_until(single, 10), seen
+    assert wait_until(single, 30), seen
     return seen[0]
+
+
+def spares_waiting(tmp_path: Path) -> list[int]:
+    """This serve's spares done importing and waiting for a job (never a taken one)."""
+    return [p for p in worker_processes(tmp_path) if process_name(p) == SPARE_NAME]
 
 
 def structured(result: Any) -> dict[str, Any]:
