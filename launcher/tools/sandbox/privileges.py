@@ -210,7 +210,10 @@ def _hold_main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"error {exc}", flush=True)
         return 1
-    init, problem = pidns.start()
+    try:
+        init, problem = pidns.start()
+    except OSError as exc:  # as a refused namespace: the commands run as before
+        init, problem = None, f"no PID namespace ({exc})"
     print("ready", json.dumps({"init": init, "problem": problem}), flush=True)
     sys.stdin.buffer.read()
     return 0
