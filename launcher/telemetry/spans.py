@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 import launcher.telemetry.names as n
@@ -42,6 +42,8 @@ def from_carrier(carrier: Mapping[str, str] | None) -> otel_context.Context | No
     """The context a W3C carrier names, or None when it names no valid span."""
     if not carrier:
         return None
+    from opentelemetry import propagate  # see _inject
+
     ctx = propagate.extract(dict(carrier))
     return ctx if trace.get_current_span(ctx).get_span_context().is_valid else None
 
@@ -49,6 +51,14 @@ def from_carrier(carrier: Mapping[str, str] | None) -> otel_context.Context | No
 def from_environment(env: Mapping[str, str]) -> otel_context.Context | None:
     """The parent that `TRACEPARENT`/`TRACESTATE` in `env` name, if valid."""
     return from_carrier({key: env[var] for key, var in TRACE_ENV.items() if env.get(var)})
+
+
+def _inject(carrier: dict[str, str]) -> None:
+    # Imported at first use: loading the propagators (OTEL_PROPAGATORS, W3C trace context
+    # and baggage) is a few ms that a run carrying no context anywhere never needs.
+    from opentelemetry import propagate
+
+    propagate.inject(carrier)
 
 
 def _fail(span: trace.Span, exc: BaseException) -> None:
@@ -256,13 +266,13 @@ class Tracing:
     def carrier(self) -> dict[str, str] | None:
         """The current span as W3C trace context, for a worker's job; None without one."""
         out: dict[str, str] = {}
-        propagate.inject(out)
+        _inject(out)
         return out or None
 
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         """`headers` plus `traceparent` (and `tracestate`) of the current span."""
         out = dict(headers)
-        propagate.inject(out)
+        _inject(out)
         return out
 
     def child_env(self, env: dict[str, str]) -> dict[str, str]:
