@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from launcher.telemetry.content import (
 )
 from launcher.telemetry.switch import FLUSH_LIMIT_S
 
+_Opened = tuple[trace.Span, Token[otel_context.Context]]
+"""A span made current, and the token that makes its parent current again."""
 LINK: ContextVar[trace.SpanContext | None] = ContextVar("subagent_trace_link", default=None)
 """A span the next session's span links to, as a trace of its own (a batch's task)."""
 TRACE_ENV = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE", "baggage": "BAGGAGE"}
@@ -188,30 +190,38 @@ class Tracing:
             recorder.close()
             span.end()
 
-    def _current(
-        self, name: str, kind: SpanKind, attributes: dict[str, Any]
-    ) -> AbstractContextManager[trace.Span]:
+    def _open(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> _Opened:
+        """A span started and made current: what `start_as_current_span` does, without its
+        two generator context managers around each of the run's many chat and tool spans."""
         # Errors are recorded by the seams (masked), not by the SDK from the raw exception.
-        span: AbstractContextManager[trace.Span] = self.tracer.start_as_current_span(
+        span = self.tracer.start_span(
             name,
             kind=kind,
             attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
         )
-        return span
+        return span, otel_context.attach(trace.set_span_in_context(span))
+
+    @staticmethod
+    def _close(opened: _Opened) -> None:
+        span, token = opened
+        otel_context.detach(token)
+        span.end()
 
     @contextmanager
     def chat(self, spec: str) -> Iterator[ChatRecord]:
         """`chat {model}`, current while the model answers (its HTTP request carries it)."""
         provider, _, model = spec.partition(":")
         attributes = {n.OPERATION: n.CHAT, n.PROVIDER: provider, n.REQUEST_MODEL: model}
-        with self._current(f"{n.CHAT} {model}", SpanKind.CLIENT, attributes) as span:
-            try:
-                yield ChatRecord(span, self.content)
-            except BaseException as exc:
-                _fail(span, exc)
-                raise
+        opened = self._open(f"{n.CHAT} {model}", SpanKind.CLIENT, attributes)
+        try:
+            yield ChatRecord(opened[0], self.content)
+        except BaseException as exc:
+            _fail(opened[0], exc)
+            raise
+        finally:
+            self._close(opened)
 
     @contextmanager
     def tool(
@@ -236,8 +246,11 @@ class Tracing:
             attributes[n.TOOL] = tool
         if self.content:
             attributes[n.TOOL_ARGUMENTS] = as_json(arguments)
-        with self._current(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes) as span:
-            yield ToolRecord(span, self.content)
+        opened = self._open(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes)
+        try:
+            yield ToolRecord(opened[0], self.content)
+        finally:
+            self._close(opened)
 
     @contextmanager
     def batch(self, path: Path) -> Iterator[BatchRecord]:
