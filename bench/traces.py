@@ -17,7 +17,9 @@ The load average is printed beside them: other work on the machine moves CPU tim
 not move: valgrind's cachegrind (`--cache-sim=no`), the launcher and every process it
 starts, summed; 2 pairs (1 with --quick/--smoke). Under valgrind a run lasts ~100× longer,
 so both runs get OTEL_BSP_SCHEDULE_DELAY=600000: the spans go in one batch at the end, as
-in a run at full speed, not in one batch every 5 s of the slowed run.
+in a run at full speed, not in one batch every 5 s of the slowed run. Whole runs still
+vary by a few percent under valgrind (the slowed run's timers and polls fire more or less
+often), so read a ratio near the goal with several pairs.
 """
 
 from __future__ import annotations
