@@ -125,3 +125,146 @@ def test_only_an_offer_echoing_the_nonce_is_the_workers() -> None:
         b"",
     ):
         assert not _is_own_offer(line, "n-1"), line
+
+
+GRAB = """
+import ctypes, json, os, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+log_path, marker, limit = sys.argv[1], sys.argv[2].encode(), float(sys.argv[3])
+def log(**entry):
+    with open(log_path, "a") as out:
+        out.write(json.dumps(entry) + "\\n")
+def ours(pid):
+    # A worker of this test's task only: its parent's command line names the workspace.
+    try:
+        ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+        return marker in open(f"/proc/{ppid}/cmdline", "rb").read()
+    except (OSError, IndexError):
+        return False
+log(ready=True)
+deadline = time.monotonic() + limit
+while time.monotonic() < deadline:
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{p}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if b"launcher.backend.worker" not in cmd or b"--sealed" not in cmd or not ours(p):
+            continue
+        pfd = os.pidfd_open(int(p))
+        got = {}
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 2 and len(got) < 2:
+            for fd in (0, 1):
+                if fd not in got and (r := libc.syscall(438, pfd, fd, 0)) >= 0:
+                    got[fd] = r
+        socks = {}
+        for fd, dup in got.items():
+            try:
+                socks[fd] = socket.socket(fileno=dup)
+            except OSError:
+                os.close(dup)
+        log(worker=int(p), taken=sorted(got), sockets=sorted(socks))
+        if 0 not in socks or 1 not in socks:
+            sys.exit(0)
+        seen = b""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 20 and b"follow-up" not in seen:
+            try:
+                seen = socks[0].recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                time.sleep(0.002)
+                continue
+            if seen:
+                log(peeked=seen.decode("utf-8", "replace"))
+            if b'"sealed"' in seen:
+                forged = {"type": "agent_end", "status": "completed", "result": "FORGED"}
+                socks[1].sendall((json.dumps(forged) + "\\n").encode())
+                log(forged=True)
+        sys.exit(0)
+    time.sleep(0.0005)
+"""
+
+GRABBED_TASK = """
+import json, os, sys, time
+from launcher.backend import protocol
+from launcher.backend.protocol import Job
+from launcher.engines.ray_node import start_sealed_worker
+from launcher.procs.sealed import DriverKey
+ws = sys.argv[1]
+script = os.path.join(ws, "s.yaml")
+with open(script, "w") as out:
+    out.write(json.dumps({"steps": [{"sleep": 3, "say": "honest"}]}))
+env = {"PATH": os.environ["PATH"], "HOME": ws, "SUBAGENT_HOME": ws + "/state"}
+key = DriverKey()
+proc, stdin, stdout, offer = start_sealed_worker(ws, env, ws + "/log/w.log", key.public)
+job = Job(prompt="p", model=f"scripted:{script}", workspace=ws).to_line().decode()
+stdin.write(protocol.encode(key.seal(json.loads(offer), {"SUBAGENT_T_API_KEY": "sk-x"}, job)))
+stdin.flush()
+stdin.write(protocol.encode({"op": "steer", "message": "private follow-up"}))
+stdin.flush()
+for raw in stdout:
+    line = protocol.decode(raw)
+    if line and line.get("type") == "agent_end":
+        print(json.dumps(line), flush=True)
+        break
+stdin.close()
+proc.wait()
+"""
+
+
+def _log_entries(path: Path) -> list[dict[str, object]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl/pidfd are Linux")
+def test_a_same_user_process_cannot_keep_the_workers_channel() -> None:
+    """A process of the user that takes the worker's fds 0 and 1 in its dumpable moment
+    (after execve, before restore) holds nothing of its channel: it reads neither the box
+    nor a later steer, and its forged agent_end is not the run's."""
+    import time
+
+    python = _as_other_than_root()
+    ws = Path(tempfile.mkdtemp(prefix="raylines-"))
+    try:
+        ws.chmod(0o777)
+        log = ws / "grab.log"
+        grab = subprocess.Popen(
+            [*python, "-c", GRAB, str(log), str(ws), str(LIMIT_S)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ws,
+        )
+        try:
+            deadline = time.monotonic() + LIMIT_S
+            while not _log_entries(log) and time.monotonic() < deadline:
+                assert grab.poll() is None, grab.stderr.read() if grab.stderr else ""
+                time.sleep(0.05)
+            task = subprocess.run(
+                [*python, "-c", GRABBED_TASK, str(ws)],
+                capture_output=True,
+                timeout=LIMIT_S,
+                cwd=ws,
+            )
+            assert task.stdout, task.stderr.decode()
+            end = json.loads(task.stdout.decode().splitlines()[0])
+            grab.wait(timeout=LIMIT_S)
+        finally:
+            if grab.poll() is None:
+                grab.kill()
+                grab.wait()
+        entries = _log_entries(log)
+        assert any("worker" in e for e in entries), entries  # it found the worker
+        # Whatever it took in that moment is no end of the channel (/dev/null).
+        assert all(e.get("sockets") == [] for e in entries if "worker" in e), entries
+        assert end["status"] == "completed", end
+        assert end["result"] == "honest", end
+        peeked = "".join(str(e.get("peeked", "")) for e in entries)
+        assert "follow-up" not in peeked, entries
+        assert "sealed" not in peeked, entries
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
