@@ -378,7 +378,8 @@ def handed_secrets() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if is_secret_name(k)}
 
 
-def child_handover() -> PulledHandover:
+def child_handover(channel: tuple[int, int] | None = None) -> PulledHandover:
     """For a launcher child (a serve or batch worker): its scrubbed `env`, the `fd` to pass
-    it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not)."""
-    return PulledHandover({"secret": handed_secrets()}, public_environment())
+    it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not);
+    `channel`: its stdin's and stdout's ends, handed over with the secrets."""
+    return PulledHandover({"secret": handed_secrets()}, public_environment(), channel=channel)
