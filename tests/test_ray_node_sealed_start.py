@@ -166,6 +166,10 @@ def grab(pid):
         if (dup := libc.syscall(438, pfd, fd, 0)) >= 0:
             got[fd] = dup
     if not handover or link(pid, pull) != handover or len(got) < 2:
+        # Taken after it turned non-dumpable (root may): let go, as a non-root process
+        # never had them (a kept copy would hold the run's stream open).
+        for dup in got.values():
+            os.close(dup)
         log(late=pid)
         return
     kinds = {fd: os.readlink(f"/proc/self/fd/{dup}") for fd, dup in got.items()}
@@ -175,6 +179,8 @@ def grab(pid):
         forge(got[1])
         return
     if not kinds[0].startswith("socket:") or not kinds[1].startswith("socket:"):
+        for dup in got.values():
+            os.close(dup)
         return
     down, up = socket.socket(fileno=got[0]), socket.socket(fileno=got[1])
     seen, last, forged = b"", b"", False
