@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +62,7 @@ SEALED_FLAG = "--sealed"
 secrets, sealed to it (procs/sealed.py)."""
 PR_SET_NAME = 15
 PR_GET_NAME = 16
+PR_SET_PDEATHSIG = 1
 
 
 class Control:
@@ -295,6 +297,18 @@ def _set_name(name: str) -> str:
     return before.value.decode(errors="replace")
 
 
+def _die_with_parent(signum: int) -> None:
+    """Linux: have the kernel send `signum` (0: nothing) when serve, this spare's parent,
+    dies. A waiting spare ends on stdin EOF, which a stopped one never reads: SIGKILL ends
+    it whatever its state. A taken one reads EOF and closes its session itself."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+
+
 def _open_sealed() -> str | None:
     """A worker on a Ray node: serve's secrets and Job, sealed to a key made here
     (procs/sealed.py); the secrets into os.environ as hidden variables, the Job's line
@@ -343,6 +357,7 @@ def main() -> None:
     traces = telemetry.start(parent_from_env=False)
     spare = SPARE_FLAG in sys.argv[1:]
     if spare:
+        _die_with_parent(signal.SIGKILL)
         name = _set_name(WARMING_NAME)
         _preload(lean=LEAN_FLAG in sys.argv[1:], job_waiting=_stdin_ready)
         _set_name(SPARE_NAME)
@@ -350,6 +365,7 @@ def main() -> None:
     if not first:
         os._exit(2)
     if spare:
+        _die_with_parent(0)
         _set_name(name)  # a taken spare looks like any worker
     try:
         job = Job.from_json(first)

@@ -65,19 +65,32 @@ def start_serve(tmp_path: Path, config: Path, **extra: str) -> subprocess.Popen[
     )
 
 
+def process_state(pid: int) -> str | None:
+    """/proc/PID/stat's state letter ("T": stopped), or None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
 def one_ready_spare(parent: int) -> int:
     assert wait_until(lambda: len(spares_of(parent, ready=True)) == 1, UP_LIMIT_S)
     (pid,) = spares_of(parent, ready=True)
     return pid
 
 
+@pytest.mark.parametrize("stopped", [False, True], ids=["running", "stopped"])
 @pytest.mark.parametrize("ending", ["stdin EOF", "SIGTERM", "SIGINT", "SIGKILL"])
-def test_a_spare_lives_only_while_serve_does(tmp_path: Path, ending: str) -> None:
+def test_a_spare_lives_only_while_serve_does(tmp_path: Path, ending: str, stopped: bool) -> None:
+    """`stopped`: a SIGSTOPped spare never reads the EOF its end waits for; it goes anyway."""
     serve = start_serve(tmp_path, lazy_config(tmp_path))
     assert serve.stdin is not None
     try:
         spare = one_ready_spare(serve.pid)
         assert is_alive(spare)
+        if stopped:
+            os.kill(spare, signal.SIGSTOP)
+            assert wait_until(lambda: process_state(spare) == "T", GONE_S)
         if ending == "stdin EOF":
             serve.stdin.close()
         else:
