@@ -248,6 +248,9 @@ class PulledHandover:
         if ours is not None:
             args = (ours, self._payload, pid, channel)
             threading.Thread(target=_answer, args=args, name="handover", daemon=True).start()
+        else:  # answered before: nothing more goes out
+            for fd in channel:
+                os.close(fd)
 
     def close(self) -> None:
         """The child never started: nothing to answer."""
