@@ -115,7 +115,7 @@ def run(size: Size) -> list[Result]:
             "spawn to agent_end, channel handed over ÷ pipes from exec (per pair)",
             median(ratios),
             1.05,
-            spread(ratios),
+            f"pairs {min(ratios):.2f}–{max(ratios):.2f}; {spread(handed)} ÷ {spread(old)}",
         )
     ]
 
