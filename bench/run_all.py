@@ -34,6 +34,7 @@ import store
 import stream_mask
 import traces
 import turn_cost
+import worker_channel
 from _util import Result, Size, load_line, size_arguments, size_of, table
 
 BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
@@ -59,6 +60,7 @@ BENCHMARKS: dict[str, Callable[[Size], list[Result]]] = {
     "traces": traces.run,
     "isolation": isolation.run,
     "model_clients": model_clients.run,
+    "worker_channel": worker_channel.run,
 }
 
 

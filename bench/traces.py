@@ -12,12 +12,22 @@
 3. `subagent --help` CPU time with the endpoint set ÷ unset (nothing is set up for help);
    median of per-pair ratios. Goal ≤ 1.02.
 The load average is printed beside them: other work on the machine moves CPU time too.
+
+`--instructions`: (1) again, counted in instructions instead of CPU time, which load does
+not move: valgrind's cachegrind (`--cache-sim=no`), the launcher and every process it
+starts, summed; 2 pairs (1 with --quick/--smoke). Under valgrind a run lasts ~100× longer,
+so both runs get OTEL_BSP_SCHEDULE_DELAY=600000: the spans go in one batch at the end, as
+in a run at full speed, not in one batch every 5 s of the slowed run. Whole runs still
+vary by a few percent under valgrind (the slowed run's timers and polls fire more or less
+often), so read a ratio near the goal with several pairs.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -30,13 +40,15 @@ from typing import Any
 from _util import (
     Result,
     Size,
-    bench_main,
     fast_stub_args,
     load_line,
     median,
     pair_ratios,
+    size_arguments,
+    size_of,
     sized,
     state_dir,
+    table,
 )
 from cli_help import check_runs, subagent_cmd
 
@@ -50,6 +62,10 @@ SPAWN_GOAL = 1.05
 HELP_GOAL = 1.02
 RUN_LIMIT_S = 120.0
 """Bounds one measured run; a 50-turn scripted spawn takes a few seconds on 2 loaded cores."""
+INSTRUCTION_PAIRS = 2
+UNDER_VALGRIND_LIMIT_S = 1800.0
+"""Bounds one run under cachegrind (about a minute for 50 turns on 2 loaded cores)."""
+BATCH_AT_THE_END = {"OTEL_BSP_SCHEDULE_DELAY": "600000"}
 RECEIVER_POLL_S = 0.05
 """How often the receiver's serve loop checks for shutdown."""
 
@@ -149,6 +165,96 @@ def spread_s(values: list[float]) -> str:
     return f"{median(values) * 1000:.0f} ms [{min(values) * 1000:.0f}–{max(values) * 1000:.0f}]"
 
 
+def instructions(cmd: list[str], env: dict[str, str], cwd: Path, out: Path) -> int:
+    """Instructions executed by one run of `cmd` and every process it started (cachegrind)."""
+    for old in out.glob("cg.*"):
+        old.unlink()
+    valgrind = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--trace-children=yes",
+        f"--cachegrind-out-file={out}/cg.%p",
+    ]
+    done = subprocess.run(
+        [*valgrind, *cmd],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=UNDER_VALGRIND_LIMIT_S,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd} exited {done.returncode}: {done.stderr[-500:]!r}")
+    total = 0
+    for path in out.glob("cg.*"):
+        for line in path.read_text().splitlines():
+            if line.startswith("summary:"):
+                total += int(line.split()[1])
+    if total == 0:
+        raise SystemExit(f"cachegrind counted nothing for {cmd}")
+    return total
+
+
+def spawn_command(cli: list[str], config: Path, script: Path) -> list[str]:
+    return [*cli, "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go"]
+
+
+def run_instructions(size: Size = "full") -> list[Result]:
+    """(1) in instructions: exporting ÷ not, per alternating pair, their median."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (its cachegrind tool) on PATH")
+    cli = subagent_cmd()
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OTEL_", "SUBAGENT_")) and k != "TRACEPARENT"
+    }
+    results: list[Result] = []
+    turns = sized(size, TURNS, TURNS, SMOKE_TURNS)
+    count = sized(size, INSTRUCTION_PAIRS, 1, 1)
+    with state_dir() as root, sink() as receiver:
+        config, mcp_script, builtin_script = write_setup(root, turns)
+        out = root / "cachegrind"
+        out.mkdir()
+        off_env = {
+            **base_env,
+            **BATCH_AT_THE_END,
+            "SUBAGENT_HOME": str(root / "home"),
+            "SUBAGENT_STORE": "0",
+        }
+        on_env = {**off_env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+        for label, script in (("MCP echo", mcp_script), ("built-in ls", builtin_script)):
+            cmd = spawn_command(cli, config, script)
+            cpu_seconds(cmd, off_env, root)  # warm-up: .pyc files, page cache
+            ons: list[float] = []
+            offs: list[float] = []
+            for i in range(count):
+                order = (
+                    ((ons, on_env), (offs, off_env)) if i % 2 else ((offs, off_env), (ons, on_env))
+                )
+                for sample, env in order:
+                    sample.append(float(instructions(cmd, env, root, out)))
+            ratios = pair_ratios(ons, offs)
+            extra = median([a - b for a, b in zip(ons, offs, strict=True)])
+            print(
+                f"{turns}-turn spawn ({label}): traced {median(ons) / 1e6:.0f} M instructions, "
+                f"not {median(offs) / 1e6:.0f} M (+{extra / 1e6:.0f} M)"
+            )
+            results.append(
+                Result(
+                    "traces",
+                    f"{turns}-turn spawn, {label} a turn: instructions exporting ÷ not",
+                    median(ratios),
+                    SPAWN_GOAL,
+                    f"on {median(ons) / 1e6:.0f} M; off {median(offs) / 1e6:.0f} M; "
+                    f"{count} pair(s), cachegrind",
+                )
+            )
+    return results
+
+
 def run(size: Size = "full") -> list[Result]:
     cli = subagent_cmd()
     base_env = {
@@ -233,5 +339,23 @@ def run(size: Size = "full") -> list[Result]:
     return results
 
 
+def main() -> None:
+    """`--quick`/`--smoke`, and `--instructions` for the instruction counts instead."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size_arguments(parser)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="the spawn ratios in instructions (valgrind's cachegrind), which load does not move",
+    )
+    args = parser.parse_args()
+    print(load_line(), flush=True)
+    results = (run_instructions if args.instructions else run)(size_of(args))
+    print()
+    print(table(results))
+    print(load_line())
+    sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    bench_main(run, __doc__.splitlines()[0])
+    main()

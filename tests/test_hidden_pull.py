@@ -55,3 +55,56 @@ def test_the_child_pulls_its_values_and_a_spoof_gets_nothing(
     assert mine.recv(4096) == b""  # the parent closed it unanswered
     stolen.close()
     mine.close()
+
+
+CHANNEL_CHILD = (
+    "import os, sys; from launcher.procs.hidden import restore; restore(); "
+    "sys.stdout.write('up ' + sys.stdin.readline()); sys.stdout.flush()"
+)
+
+
+def test_the_channel_comes_with_the_hand_over_as_stdin_and_stdout() -> None:
+    """The child starts on /dev/null and talks over the socket pairs handed over."""
+    down, child_in = socket.socketpair()
+    up, child_out = socket.socketpair()
+    handover = child_handover(channel=(child_in.fileno(), child_out.fileno()))
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHANNEL_CHILD],
+        env=handover.env,
+        pass_fds=(handover.fd,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    child_in.close()
+    child_out.close()
+    handover.answer(child.pid)
+    down.sendall(b"hello\n")
+    up.settimeout(LIMIT_S)
+    got = b""
+    while not got.endswith(b"\n"):
+        chunk = up.recv(4096)
+        assert chunk, got
+        got += chunk
+    assert got == b"up hello\n"
+    assert child.wait(timeout=LIMIT_S) == 0
+    assert up.recv(4096) == b""  # no copy of its stdout is left anywhere: EOF
+    down.close()
+    up.close()
+
+
+def test_a_child_that_never_asks_leaves_no_copy_of_its_channel() -> None:
+    """The parent's copies go when the child goes: the driver sees EOF, not a hang."""
+    up, child_out = socket.socketpair()
+    down, child_in = socket.socketpair()
+    handover = child_handover(channel=(child_in.fileno(), child_out.fileno()))
+    child = subprocess.Popen(
+        [sys.executable, "-c", "pass"], env=handover.env, pass_fds=(handover.fd,)
+    )
+    child_in.close()
+    child_out.close()
+    handover.answer(child.pid)
+    child.wait(timeout=LIMIT_S)
+    up.settimeout(LIMIT_S)
+    assert up.recv(4096) == b""
+    down.close()
+    up.close()

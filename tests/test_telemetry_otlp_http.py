@@ -5,10 +5,12 @@ meet an unwell collector the same way (retry on 503, give up on 400)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import ssl
 import subprocess
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -316,3 +318,47 @@ def test_a_header_that_would_split_the_request_is_left_out(
     assert received.headers["x-ok"] == "1"
     assert "x-bad" not in received.headers and "injected" not in received.headers
     assert "'x-bad' is not valid in HTTP" in caplog.text
+
+
+SPANS_THEN_MODULES = """
+import json, sys
+from types import SimpleNamespace as NS
+from launcher import telemetry
+t = telemetry.start()
+usage = NS(input_tokens=1, output_tokens=2)
+with t.chat("scripted:x") as chat:
+    chat.reply(None, NS(finish_reason="stop", tool_calls=[], usage=usage))
+with t.tool("call_1", "ls", None, None, {"path": "."}) as tool:
+    tool.result(NS(is_error=False, content="a b"))
+telemetry.shutdown(30)
+lazy = ("opentelemetry.propagate", "opentelemetry.baggage", "encodings.idna")
+loaded = sorted(m for m in sys.modules if m.startswith(lazy))
+with t.tool("call_2", "bash", None, None, {}):
+    carried = t.headers({})
+print(json.dumps([t.on, loaded, sorted(carried)]))
+"""
+
+
+def test_a_run_that_carries_no_context_loads_no_propagators_nor_the_idna_codec(
+    collector: Collector,
+) -> None:
+    """Spans made and sent without trace context going out of the process: the propagators
+    and the IDNA codec (each a millisecond or more of start-up) are not loaded; carrying
+    context afterwards still works."""
+    env = {"PATH": "/usr/bin:/bin", "OTEL_EXPORTER_OTLP_ENDPOINT": collector.base}
+    out = subprocess.run(
+        [sys.executable, "-c", SPANS_THEN_MODULES],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    on, loaded, headers = json.loads(out.stdout)
+    assert on is True
+    assert loaded == []
+    assert list(headers) == ["traceparent"]
+    assert len(collector.received) == 1
+    body = collector.received[0].body
+    assert b"execute_tool ls" in body
+    assert b"chat x" in body

@@ -16,10 +16,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from signal import Signals
 
 import anyio
 import anyio.abc
@@ -80,17 +82,28 @@ async def start_worker(
     Job (`spare`: preloading first, `lean`: only what every session needs)."""
     private_dir(log_path.parent)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-    with os.fdopen(private_opener(str(log_path), flags), "ab") as errlog:
+    # Its stdin and stdout are not pipes it starts with: a fresh execve is dumpable until
+    # restore(), and a process of the user could take (or open through /proc/PID/fd) its
+    # fds 0 and 1 in that moment and keep them, to read the Job and the control lines and
+    # write events of its own. It starts on /dev/null; these socket pairs' ends come with
+    # its pulled hand-over, once it is non-dumpable.
+    down, worker_in = socket.socketpair()
+    up, worker_out = socket.socketpair()
+    with (
+        os.fdopen(private_opener(str(log_path), flags), "ab") as errlog,
+        worker_in,
+        worker_out,
+    ):
         # The worker's environment block holds no secret (the model's shell could read
         # it); it pulls them over a descriptor once it is non-dumpable (procs/hidden.py).
-        handover = child_handover()
+        handover = child_handover(channel=(worker_in.fileno(), worker_out.fileno()))
         try:
             # Its own group: a signal meant for serve's group must not cut a worker's
             # shutdown short; serve ends its workers itself.
             process = await spawn_group(
                 [*WORKER_ARGV, *_spare_args(spare, lean)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
                 stderr=errlog,
                 cwd=workspace,
                 env=handover.env,
@@ -98,10 +111,66 @@ async def start_worker(
             )
         except BaseException:
             handover.close()
+            down.close()
+            up.close()
             raise
-        # Answered once the worker, non-dumpable, asks (procs/hidden.py).
-        handover.answer(process.pid)
-        return process
+    # Answered once the worker, non-dumpable, asks (procs/hidden.py).
+    handover.answer(process.pid)
+    stdin = await anyio.abc.UNIXSocketStream.from_socket(down)
+    stdout = await anyio.abc.UNIXSocketStream.from_socket(up)
+    return ChannelProcess(process, stdin, stdout)
+
+
+class ChannelProcess(anyio.abc.Process):
+    """A worker process whose stdin and stdout are the channel handed over to it."""
+
+    def __init__(
+        self,
+        process: anyio.abc.Process,
+        stdin: anyio.abc.ByteSendStream,
+        stdout: anyio.abc.ByteReceiveStream,
+    ) -> None:
+        self._process = process
+        self._stdin = stdin
+        self._stdout = stdout
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError):
+            await self._stdin.aclose()
+        await self._stdout.aclose()
+        await self._process.aclose()
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    def terminate(self) -> None:
+        self._process.terminate()
+
+    def kill(self) -> None:
+        self._process.kill()
+
+    def send_signal(self, signal: Signals) -> None:
+        self._process.send_signal(signal)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._process.stderr
 
 
 def _spare_args(spare: bool, lean: bool) -> list[str]:

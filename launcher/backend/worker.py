@@ -346,7 +346,9 @@ def main() -> None:
     from launcher.runtime import Runtime, install
 
     install(Runtime())  # this worker's own: what it learns is its sessions' alone
-    restore()  # the secrets serve handed over, before anything reads the environment
+    # The secrets serve handed over, and (a serve or batch worker) its stdin and stdout:
+    # before anything reads the environment or the channel.
+    restore()
     sealed = SEALED_FLAG in sys.argv[1:]
     sealed_job = _open_sealed() if sealed else None
     if sealed and sealed_job is None:

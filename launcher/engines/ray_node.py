@@ -101,17 +101,23 @@ def start_sealed_worker(
     # turns non-dumpable) is not its own.
     nonce = secrets.token_urlsafe(24)
     values = {"secret": {SENDER_VAR: sender, OFFER_NONCE_VAR: nonce}}
-    handover = PulledHandover(values, worker_env(env))
     # Its stdin and stdout are sockets, not pipes: a socket cannot be opened through
-    # /proc/PID/fd. The child's ends are closed here right after the spawn.
+    # /proc/PID/fd. And they are not its fds 0 and 1 from the start: a fresh execve is
+    # dumpable until restore(), and a process of the user could take them with
+    # pidfd_getfd in that moment and keep them, to read every line down the channel and
+    # write lines of its own up it. The worker starts on /dev/null and gets the
+    # channel's ends with its pulled hand-over, once non-dumpable. Our copies of its
+    # ends are closed right after the spawn.
     down, worker_in = socket.socketpair()
     up, worker_out = socket.socketpair()
+    channel = (worker_in.fileno(), worker_out.fileno())
+    handover = PulledHandover(values, worker_env(env), channel=channel)
     with open(log_path, "ab") as errlog, down, up:
         try:
             proc = subprocess.Popen(
                 SEALED_ARGV,
-                stdin=worker_in.fileno(),
-                stdout=worker_out.fileno(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
                 stderr=errlog,
                 cwd=workspace,
                 env=handover.env,

@@ -17,7 +17,11 @@ may duplicate that socket with pidfd_getfd(); it finds nothing there. Once non-d
 the child makes a socket pair of its own and passes one end over the inherited socket;
 the parent sends the secrets into it only if the kernel says the child made that pair
 (SO_PEERCRED: the child's pid), so a socket slipped in by whoever holds a duplicate gets
-nothing. A self re-exec (`reexec_early`, `reexec_hiding`) has no parent left to answer:
+nothing. The same answer may carry the child's channel (`PulledHandover(channel=...)`): the
+sockets it then takes as its stdin and stdout, started with /dev/null there. A same-user
+process that took the child's descriptors in its dumpable moment holds /dev/null: the
+channel's ends exist only in processes that are non-dumpable.
+A self re-exec (`reexec_early`, `reexec_hiding`) has no parent left to answer:
 its socket is filled beforehand, and the moment stays open to a same-user pidfd_getfd()
 where Yama does not restrict ptrace.
 """
@@ -55,6 +59,8 @@ PR_SET_DUMPABLE = 4
 SOCKET_BUFFER = 1 << 22
 """Asked of the hand-over socket (the kernel may give less): room for a whole environment."""
 READ_CHUNK = 1 << 16
+CHANNEL_FDS = 2
+"""A child's channel, passed with its hand-over: its stdin's and its stdout's ends."""
 
 
 def set_not_dumpable() -> None:
@@ -138,7 +144,9 @@ def restore() -> bool:
             fd = _ask(int(value[len(PULL_PREFIX) :]))
         else:
             fd = int(value)
-        payload = json.loads(_read_to_end(fd) or b"{}")
+        raw, channel = _receive(fd)
+        _take_channel(channel)
+        payload = json.loads(raw or b"{}")
     except (OSError, ValueError):
         return True  # a broken hand-over: run without the secrets rather than leak them
     if isinstance(payload, dict):
@@ -150,15 +158,40 @@ def restore() -> bool:
     return True
 
 
-def _read_to_end(fd: int) -> bytes:
-    """Everything the hand-over holds; the descriptor is closed whatever happens."""
-    chunks = []
-    try:
-        while chunk := os.read(fd, READ_CHUNK):
+def _receive(fd: int) -> tuple[bytes, list[int]]:
+    """Everything the hand-over socket holds, and the descriptors passed with it (close-on-
+    exec); the socket is closed whatever happens."""
+    chunks: list[bytes] = []
+    fds: list[int] = []
+    with socket.socket(fileno=fd) as sock:
+        while True:
+            chunk, ancillary, _, _ = sock.recvmsg(
+                READ_CHUNK, socket.CMSG_SPACE(CHANNEL_FDS * 4), socket.MSG_CMSG_CLOEXEC
+            )
+            fds.extend(_passed_fds(ancillary))
+            if not chunk:
+                return b"".join(chunks), fds
             chunks.append(chunk)
-    finally:
+
+
+def _passed_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    """The descriptors of a message's SCM_RIGHTS."""
+    return [
+        int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
+        for level, kind, raw in ancillary
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+        for i in range(0, len(raw) - len(raw) % 4, 4)
+    ]
+
+
+def _take_channel(fds: list[int]) -> None:
+    """The channel the parent passed (its stdin and stdout ends) made this process's fds
+    0 and 1; anything else passed is closed."""
+    if len(fds) == CHANNEL_FDS:
+        os.dup2(fds[0], 0)
+        os.dup2(fds[1], 1)
+    for fd in fds:
         os.close(fd)
-    return b"".join(chunks)
 
 
 def _ask(fd: int) -> int:
@@ -177,17 +210,28 @@ def _ask(fd: int) -> int:
 
 
 def _int_bytes(sock: socket.socket) -> bytes:
+    return _fds_bytes([sock.fileno()])
+
+
+def _fds_bytes(fds: list[int]) -> bytes:
     import array
 
-    return array.array("i", [sock.fileno()]).tobytes()
+    return array.array("i", fds).tobytes()
 
 
 class PulledHandover:
     """A child's hand-over it pulls once non-dumpable: `env` for its start (`fd` passed to
     it), then `answer(pid)` once it runs; `close()` if it never started."""
 
-    def __init__(self, values: Mapping[str, object], env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, object],
+        env: dict[str, str],
+        channel: tuple[int, int] | None = None,
+    ) -> None:
         self._payload = json.dumps(dict(values)).encode()
+        # Our own copies: the caller closes its ends once the child is spawned.
+        self._channel = [os.dup(fd) for fd in channel] if channel is not None else []
         ours, theirs = socket.socketpair()
         self._ours: socket.socket | None = ours
         self.fd = theirs.detach()
@@ -200,9 +244,13 @@ class PulledHandover:
         import threading
 
         ours, self._ours = self._ours, None
+        channel, self._channel = self._channel, []
         if ours is not None:
-            args = (ours, self._payload, pid)
+            args = (ours, self._payload, pid, channel)
             threading.Thread(target=_answer, args=args, name="handover", daemon=True).start()
+        else:  # answered before: nothing more goes out
+            for fd in channel:
+                os.close(fd)
 
     def close(self) -> None:
         """The child never started: nothing to answer."""
@@ -211,10 +259,14 @@ class PulledHandover:
         if self._ours is not None:
             self._ours.close()
             self._ours = None
+        for fd in self._channel:
+            os.close(fd)
+        self._channel = []
 
 
-def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
-    """Send `payload` into the first socket offered that the child `pid` made itself."""
+def _answer(ours: socket.socket, payload: bytes, pid: int, channel: list[int]) -> None:
+    """Send `payload` (and the `channel` descriptors with it) into the first socket offered
+    that the child `pid` made itself; our copies of the channel are closed at the end."""
     import struct
 
     try:
@@ -222,6 +274,8 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
     except (OSError, AttributeError):
         child = None
     with ours, contextlib.ExitStack() as cleanup:
+        for fd in channel:
+            cleanup.callback(os.close, fd)
         if child is not None:
             cleanup.callback(os.close, child)
         ours.settimeout(ANSWER_LIMIT_S)
@@ -232,12 +286,7 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
                 return
             if not data and not ancillary:
                 return  # the child is gone (EOF)
-            fds = [
-                int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
-                for level, kind, raw in ancillary
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
-                for i in range(0, len(raw) - len(raw) % 4, 4)
-            ]
+            fds = _passed_fds(ancillary)
             for fd in fds[1:]:
                 os.close(fd)
             if not fds:
@@ -256,7 +305,9 @@ def _answer(ours: socket.socket, payload: bytes, pid: int) -> None:
                     continue  # made by another process: it gets nothing
                 with contextlib.suppress(OSError):
                     offered.settimeout(ANSWER_LIMIT_S)
-                    offered.sendall(payload)
+                    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fds_bytes(channel))]
+                    sent = offered.sendmsg([payload], rights if channel else [])
+                    offered.sendall(payload[sent:])
                 return
 
 
@@ -330,7 +381,8 @@ def handed_secrets() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if is_secret_name(k)}
 
 
-def child_handover() -> PulledHandover:
+def child_handover(channel: tuple[int, int] | None = None) -> PulledHandover:
     """For a launcher child (a serve or batch worker): its scrubbed `env`, the `fd` to pass
-    it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not)."""
-    return PulledHandover({"secret": handed_secrets()}, public_environment())
+    it (`pass_fds`), and `answer(pid)` to call once it started (`close()` if it did not);
+    `channel`: its stdin's and stdout's ends, handed over with the secrets."""
+    return PulledHandover({"secret": handed_secrets()}, public_environment(), channel=channel)

@@ -34,12 +34,19 @@ def valid_header(name: str, value: str) -> bool:
     return bool(name) and ":" not in name and not any(c in name + value for c in bad)
 
 
+def _address(host: str) -> str | bytes:
+    """`host` for the resolver: an ASCII name as bytes, which it takes as they are; a str
+    would be IDNA-encoded, and loading that codec costs every traced run a millisecond."""
+    return host.encode("ascii") if host.isascii() else host
+
+
 class Connection:
     """One connection to `host`:`port` (TLS with `tls`); `post` may be called again while
     the server keeps it open."""
 
     def __init__(self, host: str, port: int, tls: ssl.SSLContext | None, timeout: float) -> None:
-        sock = socket.create_connection((host, port), timeout)
+        # typeshed says str, but getaddrinfo (which create_connection calls) takes bytes too
+        sock = socket.create_connection((_address(host), port), timeout)  # type: ignore[arg-type]
         try:
             self._sock = tls.wrap_socket(sock, server_hostname=host) if tls else sock
         except BaseException:

@@ -9,6 +9,7 @@ read by attribute: nothing of OpenTelemetry is imported here.
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
 from collections.abc import Mapping, Sequence
@@ -77,14 +78,39 @@ _ANY_STRING = _tag(1, _LEN)
 _ANY_BOOL = _tag(2, _VARINT)
 _ANY_INT = _tag(3, _VARINT)
 _ANY_DOUBLE = _tag(4, _I64)
+_KV_VALUE = _tag(2, _LEN)
+_SPAN_TRACE_ID = _tag(1, _LEN) + b"\x10"  # and its length: 16 bytes
+_SPAN_ID = _tag(2, _LEN) + b"\x08"  # 8 bytes
+_SPAN_PARENT_ID = _tag(4, _LEN) + b"\x08"
+_SPAN_KIND = _tag(6, _VARINT)
+_SPAN_START = _tag(7, _I64)
+_SPAN_END = _tag(8, _I64)
+_SPAN_EVENT = _tag(11, _LEN)
+_SPAN_LINK = _tag(13, _LEN)
+_SPAN_STATUS = _tag(15, _LEN)
+_SPAN_FLAGS = _tag(16, _I32)
+_FALSE, _TRUE = _ANY_BOOL + b"\x00", _ANY_BOOL + b"\x01"
+
+
+@functools.lru_cache(maxsize=4096)
+def _key(key: str) -> bytes:
+    """An attribute key as its KeyValue.key field: a batch repeats the same few keys."""
+    return _string(1, key)
 
 
 def _any_value(value: Any) -> bytes:
     """An AnyValue, in the SDK encoder's order of type tests (bool before int)."""
+    kind = type(value)  # the common exact types first; subclasses take the tests below
+    if kind is str:
+        raw: bytes = value.encode("utf-8")
+        size = len(raw)
+        return _ANY_STRING + (bytes((size,)) if size < 0x80 else _varint(size)) + raw
+    if kind is bool:
+        return _TRUE if value else _FALSE
     if value is None:
         return b""
     if isinstance(value, bool):
-        return _ANY_BOOL + (b"\x01" if value else b"\x00")
+        return _TRUE if value else _FALSE
     if isinstance(value, str):
         raw = value.encode("utf-8")
         return _ANY_STRING + _varint(len(raw)) + raw
@@ -103,19 +129,25 @@ def _any_value(value: Any) -> bytes:
 
 
 def _key_value(key: str, value: Any) -> bytes:
-    return _string(1, key) + _len_field(2, _any_value(value))
+    encoded = _any_value(value)
+    size = len(encoded)
+    return _key(key) + _KV_VALUE + (bytes((size,)) if size < 0x80 else _varint(size)) + encoded
 
 
 def _attributes(field: int, attributes: Mapping[str, Any] | None) -> bytes:
     """Repeated KeyValue; one that cannot be encoded is logged and left out (as the SDK)."""
     if not attributes:
         return b""
+    tag = _tag(field, _LEN)
     out = []
     for key, value in attributes.items():
         try:
-            out.append(_len_field(field, _key_value(key, value)))
+            pair = _key_value(key, value)
         except Exception as error:
             _logger.exception("Failed to encode key %s: %s", key, error)
+            continue
+        size = len(pair)
+        out.append(tag + (bytes((size,)) if size < 0x80 else _varint(size)) + pair)
     return b"".join(out)
 
 
@@ -152,29 +184,34 @@ def _span(span: Any) -> bytes:
     parent = span.parent
     trace_state = context.trace_state
     out = [
-        _len_field(1, context.trace_id.to_bytes(16, "big")),
-        _len_field(2, context.span_id.to_bytes(8, "big")),
+        _SPAN_TRACE_ID + context.trace_id.to_bytes(16, "big"),
+        _SPAN_ID + context.span_id.to_bytes(8, "big"),
     ]
-    if trace_state is not None:
+    if trace_state:  # an empty one is the proto3 default: nothing, as for None
         out.append(_string(3, ",".join(f"{k}={v}" for k, v in trace_state.items())))
     if parent:
-        out.append(_len_field(4, parent.span_id.to_bytes(8, "big")))
+        out.append(_SPAN_PARENT_ID + parent.span_id.to_bytes(8, "big"))
     out.append(_string(5, span.name))
     # SpanKind INTERNAL..CONSUMER are 0..4 in the API, 1..5 on the wire (0 is unspecified).
-    out.append(_uint(6, span.kind.value + 1))
-    out.append(_fixed64(7, span.start_time))
-    out.append(_fixed64(8, span.end_time))
+    out.append(_SPAN_KIND + bytes((span.kind.value + 1,)))
+    if start := span.start_time:
+        out.append(_SPAN_START + _pack_fixed64(start))
+    if end := span.end_time:
+        out.append(_SPAN_END + _pack_fixed64(end))
     out.append(_attributes(9, span.attributes))
-    out.append(_uint(10, span.dropped_attributes))
+    if dropped := span.dropped_attributes:
+        out.append(_uint(10, dropped))
     for event in span.events:
         out.append(_len_field(11, _event(event)))
-    out.append(_uint(12, span.dropped_events))
+    if dropped := span.dropped_events:
+        out.append(_uint(12, dropped))
     for link in span.links:
         out.append(_len_field(13, _link(link)))
-    out.append(_uint(14, span.dropped_links))
+    if dropped := span.dropped_links:
+        out.append(_uint(14, dropped))
     if span.status is not None:
         out.append(_len_field(15, _status(span.status)))
-    out.append(_fixed32(16, _flags(parent)))
+    out.append(_SPAN_FLAGS + _pack_fixed32(_flags(parent)))
     return b"".join(out)
 
 
@@ -187,9 +224,16 @@ def _scope(scope: Any) -> bytes:
 def encode_spans(spans: Sequence[Any]) -> bytes:
     """An ExportTraceServiceRequest carrying `spans`, grouped by resource, then by scope."""
     grouped: dict[Any, dict[Any, list[bytes]]] = {}
+    # A Resource hashes by dumping its attributes to JSON: look each pair of objects up by
+    # identity first, by equality (as the SDK's encoder groups) once per pair.
+    by_identity: dict[tuple[int, int], list[bytes]] = {}
     for span in spans:
-        scopes = grouped.setdefault(span.resource, {})
-        scopes.setdefault(span.instrumentation_scope or None, []).append(_span(span))
+        resource, scope = span.resource, span.instrumentation_scope or None
+        encoded = by_identity.get((id(resource), id(scope)))
+        if encoded is None:
+            encoded = grouped.setdefault(resource, {}).setdefault(scope, [])
+            by_identity[(id(resource), id(scope))] = encoded
+        encoded.append(_span(span))
     out = []
     for resource, scopes in grouped.items():
         scope_spans = []

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from pathlib import Path
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 import launcher.telemetry.names as n
@@ -32,6 +32,8 @@ from launcher.telemetry.content import (
 )
 from launcher.telemetry.switch import FLUSH_LIMIT_S
 
+_Opened = tuple[trace.Span, Token[otel_context.Context]]
+"""A span made current, and the token that makes its parent current again."""
 LINK: ContextVar[trace.SpanContext | None] = ContextVar("subagent_trace_link", default=None)
 """A span the next session's span links to, as a trace of its own (a batch's task)."""
 TRACE_ENV = {"traceparent": "TRACEPARENT", "tracestate": "TRACESTATE", "baggage": "BAGGAGE"}
@@ -42,6 +44,8 @@ def from_carrier(carrier: Mapping[str, str] | None) -> otel_context.Context | No
     """The context a W3C carrier names, or None when it names no valid span."""
     if not carrier:
         return None
+    from opentelemetry import propagate  # see _inject
+
     ctx = propagate.extract(dict(carrier))
     return ctx if trace.get_current_span(ctx).get_span_context().is_valid else None
 
@@ -49,6 +53,14 @@ def from_carrier(carrier: Mapping[str, str] | None) -> otel_context.Context | No
 def from_environment(env: Mapping[str, str]) -> otel_context.Context | None:
     """The parent that `TRACEPARENT`/`TRACESTATE` in `env` name, if valid."""
     return from_carrier({key: env[var] for key, var in TRACE_ENV.items() if env.get(var)})
+
+
+def _inject(carrier: dict[str, str]) -> None:
+    # Imported at first use: loading the propagators (OTEL_PROPAGATORS, W3C trace context
+    # and baggage) is a few ms that a run carrying no context anywhere never needs.
+    from opentelemetry import propagate
+
+    propagate.inject(carrier)
 
 
 def _fail(span: trace.Span, exc: BaseException) -> None:
@@ -178,30 +190,38 @@ class Tracing:
             recorder.close()
             span.end()
 
-    def _current(
-        self, name: str, kind: SpanKind, attributes: dict[str, Any]
-    ) -> AbstractContextManager[trace.Span]:
+    def _open(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> _Opened:
+        """A span started and made current: what `start_as_current_span` does, without its
+        two generator context managers around each of the run's many chat and tool spans."""
         # Errors are recorded by the seams (masked), not by the SDK from the raw exception.
-        span: AbstractContextManager[trace.Span] = self.tracer.start_as_current_span(
+        span = self.tracer.start_span(
             name,
             kind=kind,
             attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
         )
-        return span
+        return span, otel_context.attach(trace.set_span_in_context(span))
+
+    @staticmethod
+    def _close(opened: _Opened) -> None:
+        span, token = opened
+        otel_context.detach(token)
+        span.end()
 
     @contextmanager
     def chat(self, spec: str) -> Iterator[ChatRecord]:
         """`chat {model}`, current while the model answers (its HTTP request carries it)."""
         provider, _, model = spec.partition(":")
         attributes = {n.OPERATION: n.CHAT, n.PROVIDER: provider, n.REQUEST_MODEL: model}
-        with self._current(f"{n.CHAT} {model}", SpanKind.CLIENT, attributes) as span:
-            try:
-                yield ChatRecord(span, self.content)
-            except BaseException as exc:
-                _fail(span, exc)
-                raise
+        opened = self._open(f"{n.CHAT} {model}", SpanKind.CLIENT, attributes)
+        try:
+            yield ChatRecord(opened[0], self.content)
+        except BaseException as exc:
+            _fail(opened[0], exc)
+            raise
+        finally:
+            self._close(opened)
 
     @contextmanager
     def tool(
@@ -226,8 +246,11 @@ class Tracing:
             attributes[n.TOOL] = tool
         if self.content:
             attributes[n.TOOL_ARGUMENTS] = as_json(arguments)
-        with self._current(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes) as span:
-            yield ToolRecord(span, self.content)
+        opened = self._open(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes)
+        try:
+            yield ToolRecord(opened[0], self.content)
+        finally:
+            self._close(opened)
 
     @contextmanager
     def batch(self, path: Path) -> Iterator[BatchRecord]:
@@ -256,13 +279,13 @@ class Tracing:
     def carrier(self) -> dict[str, str] | None:
         """The current span as W3C trace context, for a worker's job; None without one."""
         out: dict[str, str] = {}
-        propagate.inject(out)
+        _inject(out)
         return out or None
 
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         """`headers` plus `traceparent` (and `tracestate`) of the current span."""
         out = dict(headers)
-        propagate.inject(out)
+        _inject(out)
         return out
 
     def child_env(self, env: dict[str, str]) -> dict[str, str]:

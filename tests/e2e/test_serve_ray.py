@@ -13,6 +13,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ from tests.e2e.serve_tasks_support import legacy_task_call, request
 from tests.e2e.test_serve import workers
 from tests.e2e.test_serve_drain import statuses
 from tests.e2e.test_serve_http_guard import ALICE, BOB, MARKER, all_bytes_under, write_tokens
+from tests.test_ray_node_sealed_start import GRAB, _log_entries, _taken
 
 pytestmark = pytest.mark.e2e
 
@@ -291,3 +293,46 @@ async def test_a_ray_worker_exports_its_spans_under_the_hosts_traceparent(
     assert set(receiver.api_keys) == {OTLP_KEY}
     written = all_bytes_under(serve.home) + all_bytes_under(Path(cluster["root"]))
     assert OTLP_KEY.encode() not in written
+
+
+@pytest.mark.anyio
+async def test_a_same_user_process_cannot_forge_a_runs_result(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """A process of the user takes each run's worker's fds 0 and 1 in the moment after its
+    execve (before it turns non-dumpable): it holds /dev/null, not the run's channel, so it
+    reads no box and the results are the worker's, not the `agent_end` it writes."""
+    script = tmp_path / "honest.yaml"
+    script.write_text("steps:\n  - sleep: 1\n    say: bob's honest answer\n")
+    log = tmp_path / "grab.log"
+    runs = 3
+    grab = start_grab(log, tmp_path, runs)
+    try:
+        assert await anyio.to_thread.run_sync(wait_until, log.exists, LIMIT_S)
+        args = ("--engine", "ray", "--address", cluster["address"])
+        env = joins(cluster)
+        with http_serve(tmp_path, *args, env=env) as serve, anyio.fail_after(RAY_LIMIT_S):
+            async with http_client(serve.url, mode="legacy") as client:
+                for _ in range(runs):
+                    spawn = {"prompt": "go", "model": f"scripted:{script}"}
+                    done = await client.call_tool("spawn_subagent", spawn)
+                    assert done.structured_content["status"] == "completed", serve.stderr()
+                    assert done.content[0].text == "bob's honest answer"
+    finally:
+        grab.kill()
+        grab.wait()
+    entries = _log_entries(log)
+    # It took some worker's fds in that moment (a loaded machine may hide one or two).
+    assert any("worker" in e for e in entries), entries
+    assert _taken(entries) <= {os.devnull}, entries
+    assert not any("peeked" in e for e in entries), entries
+
+
+def start_grab(log: Path, workspace: Path, runs: int) -> subprocess.Popen[bytes]:
+    """The grabbing process, for the `runs` sealed workers started in `workspace`."""
+    argv = [str(log), str(workspace), str(RAY_LIMIT_S), "--sealed", str(runs)]
+    return subprocess.Popen(
+        [sys.executable, "-c", GRAB, *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
