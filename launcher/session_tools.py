@@ -84,6 +84,7 @@ def local_entries(
         home=home,
         on_tmp=guard.remove_on_death if guard is not None else None,
         on_record=guard.restore_on_death if guard is not None else None,
+        on_init=guard.end_on_death if guard is not None else None,
     )
 
     wanted = tuple(wanted)

@@ -17,12 +17,17 @@ a launcher that died never removed it, so the watchdog does. A `%PATH` line name
 record of the workspace's protected places (launcher/trust): a launcher killed mid-command
 never put back what that command changed, so the watchdog has it done, after it has ended
 the launcher's processes (nothing writes behind it), when no other launcher shares it.
+A `!PID` line names the init of the PID namespace an unprivileged launcher's commands run
+in: if the launcher died, the watchdog kills it and waits (bounded) until the kernel has
+ended every process in there, before that put-back (the namespace also dies with the
+holder, but not in step with the watchdog).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -46,6 +51,8 @@ GUARD_DIR = "guard"
 """The only parent a `%PATH` line's record directory may have (under the state home)."""
 REVIVE_LIMIT_S = 120.0
 """How long putting the protected places back may take."""
+NAMESPACE_END_S = 60.0
+"""How long a PID namespace's processes may take to die once its init is killed."""
 TMP_PREFIX = "subagent-tmp-"
 """The only directories a `~PATH` line may name (tempfile.mkdtemp's prefix in the sandbox)."""
 
@@ -140,6 +147,11 @@ class Watchdog:
         """Put back the protected places of `record` if the launcher dies (see trust)."""
         self._send(f"%{record}")
 
+    def end_on_death(self, init: int) -> None:
+        """Kill the PID namespace whose init is `init` if the launcher dies, and wait until
+        it is empty before putting anything back."""
+        self._send(f"!{init}")
+
     def close(self) -> None:
         """End the watchdog; it kills whatever it still guards, then exits."""
         with self._lock:
@@ -212,6 +224,7 @@ def main() -> None:
     clean: list[bool] = []  # the launcher closed cleanly and swept its orphans itself
     temporary: list[Path] = []  # private temporary directories to remove if it died
     records: list[Path] = []  # protected places to put back if it died
+    inits: list[int] = []  # pidfds of PID namespaces' inits, to end if it died
     record = descendants.Record()
     pending = bytearray()
 
@@ -234,6 +247,9 @@ def main() -> None:
                     temporary.append(Path(line[1:]))
                 elif line.startswith("%") and Path(line[1:]).parent.name == GUARD_DIR:
                     records.append(Path(line[1:]))
+                elif line.startswith("!"):
+                    with contextlib.suppress(OSError):  # gone already: nothing to end
+                        inits.append(os.pidfd_open(int(line[1:])))
                 elif line == CLEAN:
                     clean.append(True)
 
@@ -256,6 +272,13 @@ def main() -> None:
             record.kill()
         for path in cgroup_dirs:
             cgroups.kill_cgroup(path)
+        if not clean:  # the launcher, closing cleanly, ends its namespaces itself
+            for pidfd in inits:
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            for pidfd in inits:  # their exits complete once their processes are gone
+                with contextlib.suppress(OSError):
+                    select.select([pidfd], [], [], NAMESPACE_END_S)
         if not clean:  # a launcher that closed cleanly removed its own (or still uses them)
             for tmp in temporary:
                 _remove_tmp(tmp)

@@ -15,6 +15,7 @@ root) and as root, beside what must keep working:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -625,3 +626,154 @@ def test_the_state_home_inside_the_workspace_is_the_launchers(who: str) -> None:
         assert [r["is_error"] for r in results[2:]] == [True, False, True, True], results
         assert json.loads(token.read_text()) == {"access_token": TOKEN}
         assert not (state / "planted").exists()
+
+
+HOPPER = """import os, sys, time
+ws, started = sys.argv[1], sys.argv[2]
+end, last = time.monotonic() + 90, 0.0
+while time.monotonic() < end:
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    if time.monotonic() - last > 0.05:
+        last = time.monotonic()
+        try:
+            with open(os.path.join(ws, ".mcp.json"), "w") as f:
+                f.write('{"mcpServers": {"evil": {"command": "true"}}}')
+            with open(os.path.join(ws, "sub/.git/config"), "a") as f:
+                f.write("[core]\\n\\tfsmonitor = touch hopped\\n")
+            open(started, "w").close()
+        except OSError:
+            pass
+"""
+"""Each generation forks its successor and exits at once (no pid lives long enough to be
+seen twice), and re-plants `.mcp.json` and a model repository's fsmonitor every 50 ms."""
+
+
+def _running(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line names `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in entry.joinpath("cmdline").read_bytes().decode(errors="replace"):
+                if "Z" not in entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0]:
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _end_hopper(marker: str) -> None:
+    """Kill what is left of a hopper (on a launcher without the fix); bounded."""
+    deadline = time.monotonic() + WAIT_S
+    while (pids := _running(marker)) and time.monotonic() < deadline:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _hop(w: World) -> tuple[Path, str]:
+    """The hopper script in the world, and the command that starts it in the background
+    and returns once it has planted (its first generation's parent gone)."""
+    hopper = w.repo / "hop.py"
+    hopper.write_text(HOPPER)
+    start = (
+        f"git init -q sub; (python3 {hopper} $PWD started </dev/null >/dev/null 2>&1 &);"
+        " for i in $(seq 1200); do [ -e started ] && break; sleep 0.1; done; echo started"
+    )
+    return hopper, start
+
+
+def _no_hopper_left(w: World, hopper: Path) -> None:
+    # Bounded: a hopper left alive is seen in one of these passes (it re-plants every 50
+    # ms and lives 90 s); one ended before the put-back is never seen again.
+    left = [pid for _ in range(50) for pid in _running(str(hopper))]
+    assert left == [], f"the hopper outlived the session: {sorted(set(left))}"
+    assert not os.path.lexists(w.repo / ".mcp.json")
+    assert "fsmonitor" not in (w.repo / "sub/.git/config").read_text()
+
+
+# An ordinary user only: root's commands have no PID namespace; its cgroup's kill held
+# but for one loaded run in six (the fsmonitor line written after the defusing).
+@pytest.mark.parametrize("who", ["nobody"])
+def test_a_fast_hopper_is_ended_before_the_session_ends(who: str) -> None:
+    """A process that forks its successor and exits at once, every few microseconds, is
+    ended with the session's PID namespace before the last put-back: nothing it plants
+    stays, nothing of it runs on."""
+    if holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n"}) as w:
+        hopper, start = _hop(w)
+        try:
+            results = shell(w, who, w.repo, "hopper", [start])
+            assert results[0]["content"].startswith("started"), results
+            _no_hopper_left(w, hopper)
+        finally:
+            _end_hopper(str(hopper))
+
+
+@pytest.mark.parametrize("who", ["nobody"])  # as above: root has no PID namespace
+def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
+    """SIGKILL the launcher while a hopper it started runs: the kernel (the namespace's
+    init dies with the holder) and the watchdog end every process of it, and only then
+    are the protected places put back."""
+    if holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n"}) as w:
+        hopper, start = _hop(w)
+        model = script(w, "kill", [("bash", {"command": f"{start}; sleep 600"})])
+        argv = _argv(who)
+        _own(w, who)
+        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
+        proc = subprocess.Popen(
+            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
+            cwd=w.root,
+            env=_env(w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=WAIT_S)
+            # The watchdog's put-back is done when the last user of the record is gone.
+            _wait_for(
+                lambda: list((w.state / "guard").glob("*/originals.json")) == [],
+                "the watchdog's put-back",
+            )
+            _wait_for(lambda: not os.path.lexists(w.repo / ".mcp.json"), "the put-back")
+            _no_hopper_left(w, hopper)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)
+            _end_hopper(str(hopper))
+
+
+def test_an_unprivileged_launchers_commands_see_only_their_own_processes() -> None:
+    """Their PID namespace has a /proc of its own: `ps` lists the command's processes
+    (the launcher, its servers and the user's other processes are not there) under the
+    pids `kill` takes, and what `pkill` finds it ends."""
+    if holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n"}) as w:
+        # The name is put together when it runs: no command line here holds it whole.
+        command = (
+            'N=nap; setsid -f bash -c "exec -a ${N}per sleep 300";'
+            " echo pids $(ls /proc | grep -c '^[0-9]'); ps -e -o comm= | tr '\\n' ' ';"
+            ' pkill -f "${N}per" && for i in $(seq 600); do'
+            ' pgrep -f "${N}per" >/dev/null || break; sleep 0.1; done;'
+            ' pgrep -f "${N}per" || echo ended'
+        )
+        results = shell(w, "nobody", w.repo, "ps", [command])
+        out = results[0]["content"]
+        assert not results[0]["is_error"], out
+        count = int(out.split("pids ", 1)[1].split()[0])
+        assert count < 10, out  # init, bash, sleep, ls, grep: not the whole machine
+        listed = out.split("pids ", 1)[1].split()[1:]
+        assert "bash" in listed, out
+        assert not any("subagent" in name or "launcher" in name for name in listed), out
+        assert out.rstrip().endswith("ended"), out

@@ -28,7 +28,7 @@ from launcher.errors import ConfigError
 from launcher.procs import cgroup
 from launcher.procs.watchdog import TMP_PREFIX
 from launcher.settings import BASH_SANDBOX, SANDBOX, bash_sandbox
-from launcher.tools.sandbox import namespaces
+from launcher.tools.sandbox import namespaces, pidns
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
 from launcher.tools.sandbox.entry import ForkServer
 from launcher.tools.sandbox.namespaces import namespaces_problem
@@ -97,10 +97,13 @@ class ShellSandbox:
         env: Mapping[str, str] | None = None,
         on_tmp: Callable[[Path], None] | None = None,
         on_record: Callable[[Path], None] | None = None,
+        on_init: Callable[[int], None] | None = None,
     ) -> None:
         """`on_tmp` is told the private temporary directory once made (the watchdog removes
         it if the launcher dies), `on_record` the record of the protected places (the
-        watchdog puts them back if the launcher dies mid-command)."""
+        watchdog puts them back if the launcher dies mid-command), `on_init` the pid of
+        the init of the commands' PID namespace (the watchdog kills it, and waits until
+        the namespace is empty, before it puts anything back)."""
         # None: the agent omitted the field and no config default was applied (`on`).
         self.settings = settings = settings or SandboxSettings()
         self.mode = effective_mode(settings, env=env)
@@ -137,6 +140,7 @@ class ShellSandbox:
         self._server: ForkServer | None = None
         self._tmp: Path | None = None
         self._on_tmp = on_tmp
+        self._on_init = on_init
         self.unrepaired_at_end: list[str] = []
         """What the session's end could not put back, defuse or remove (said on stderr)."""
 
@@ -220,7 +224,17 @@ class ShellSandbox:
             if kwargs.get("stdin") not in (None, DEVNULL):
                 raise ValueError("a sandboxed command reads no input")
             cwd = str(kwargs.get("cwd") or os.getcwd())  # resolved in there, not here
-            return await entry.start(server, argv, env=kwargs.get("env") or {}, cwd=cwd)
+            try:
+                return await entry.start(server, argv, env=kwargs.get("env") or {}, cwd=cwd)
+            except OSError as exc:
+                holder = self._holder
+                # A namespace whose init is dying refuses forks (ENOMEM) before it is gone.
+                if holder is not None and await anyio.to_thread.run_sync(holder.ended, 10.0):
+                    raise OSError(
+                        "the sandbox's PID namespace has ended (its holder was killed):"
+                        " this session can start no more commands"
+                    ) from exc
+                raise
         popen = await spawner.popen(argv, start_new_session=True, close_fds=True, **kwargs)
         return ConfinedProcess(popen)
 
@@ -231,8 +245,16 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
-                spawner = ConfinedSpawner(policy)
                 holder = _holder(policy)
+                if holder is not None and holder.init is not None and holder.problem is None:
+                    # The commands' own /proc, mounted there after the policy was made.
+                    policy = policy.with_readable(Path(f"/proc/{holder.pid}/root/proc"))
+                try:
+                    spawner = ConfinedSpawner(policy)
+                except BaseException:
+                    if holder is not None:
+                        holder.close()
+                    raise
                 if holder is not None:
                     try:
                         self._server = ForkServer.start(
@@ -242,8 +264,26 @@ class ShellSandbox:
                         logging.getLogger(__name__).warning("sandbox: no fork server (%s)", exc)
                         holder.close()
                         holder = None
+                if holder is not None and holder.problem is not None:
+                    self._say_pidns(holder.problem)
+                if holder is not None and holder.init is not None and self._on_init:
+                    self._on_init(holder.init)
                 self._holder, self._spawner = holder, spawner
             return self._spawner
+
+    @staticmethod
+    def _say_pidns(problem: str) -> None:
+        said = runtime.current().sandbox.said
+        if problem not in said:
+            said.add(problem)
+            sys.stderr.write(f"subagent: sandbox: {pidns_line(problem)}\n")
+
+    def end_commands(self) -> bool:
+        """Kill every process the commands started (their PID namespace, where there is
+        one) and wait until they are gone; False if they did not go in time."""
+        with self._lock:
+            holder = self._holder
+        return True if holder is None else holder.end_commands()
 
     def restore_protected(self) -> list[str]:
         """Put back what the model's processes (all gone by now) changed in the protected
@@ -262,9 +302,14 @@ class ShellSandbox:
         return None if self.nested is None else self.nested.cut_line()
 
     def close(self) -> None:
-        """End the confined thread, put the protected places back, and remove the private
-        temporary directory."""
+        """End what the commands left running, the confined thread, put the protected
+        places back, and remove the private temporary directory."""
         try:
+            # Nothing of the model's may write after the put-back: its processes go first.
+            if not self.end_commands():
+                self.unrepaired_at_end.append(
+                    f"the processes the commands left (still running after {pidns.END_LIMIT_S:g}s)"
+                )
             self.restore_protected()
             defused = self.defuse_nested()
             if defused:
@@ -295,6 +340,13 @@ class ShellSandbox:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if os.path.lexists(tmp):
                     self.unrepaired_at_end.append(f"{tmp} (could not be removed: {exc.strerror})")
+
+
+def pidns_line(problem: str) -> str:
+    """What a run says, once, when its commands get no PID namespace or /proc of their own."""
+    if problem.startswith("/proc"):
+        return f"{problem}: commands see every process, under pids they cannot signal"
+    return f"{problem}: a process a command leaves may outlive the session"
 
 
 def unrepaired_line(paths: list[str]) -> str:

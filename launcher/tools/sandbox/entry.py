@@ -62,15 +62,15 @@ class ForkServer:
         network: bool,
     ) -> ForkServer:
         """Start the server by `popen` (the confined thread's), handing it the holder's
-        namespace descriptors `fds` (user, mount)."""
+        namespace descriptors `fds` (user, mount, and the commands' PID namespace if any)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        user, mnt = fds
+        user, mnt, *pid = fds
         argv = [sys.executable, "-I", "-S", str(SERVER), str(theirs.fileno()), str(user)]
-        argv += [str(mnt), "1" if network else "0"]
+        argv += [str(mnt), "1" if network else "0", *map(str, pid)]
         try:
             process = popen(
                 argv,
-                pass_fds=(theirs.fileno(), user, mnt),
+                pass_fds=(theirs.fileno(), user, mnt, *pid),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -180,7 +180,14 @@ class EnteredProcess:
         """Wait for the leader to exit (its pidfd turns readable), then its status."""
         if self.returncode is None:
             await anyio.wait_readable(self._pidfd)
-            self.returncode = await self._server.reap(self.pid)
+            try:
+                self.returncode = await self._server.reap(self.pid)
+            except OSError:
+                # A server gone left its commands to this subreaper: a zombie of the
+                # commands' PID namespace, unreaped, would hold its end back for ever.
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(self.pid, os.WNOHANG)  # noqa: ASYNC222 (WNOHANG: never blocks)
+                raise
         return self.returncode
 
     async def aclose(self) -> None:

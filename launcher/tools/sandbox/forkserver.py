@@ -1,11 +1,12 @@
 """The fork server: one small process per session, inside the holder's namespaces, that
 forks the model's commands there (an unprivileged launcher's; entry.py is its client).
 
-    python -I -S .../launcher/tools/sandbox/forkserver.py SOCKET USERNS MNTNS NETWORK
+    python -I -S .../launcher/tools/sandbox/forkserver.py SOCKET USERNS MNTNS NETWORK [PIDNS]
 
 Started by the launcher's confined thread, so it already has that thread's Landlock
 domain, seccomp filter, no_new_privs and empty capability sets. Being one thread, it then
-enters the user and mount namespaces by the descriptors it was given, empties the bounding
+enters the user and mount namespaces by the descriptors it was given (and the holder's PID
+namespace, where its commands are born: pidns.py), empties the bounding
 set that entering gave back, turns non-dumpable (its memory, descriptors and /proc entries
 need CAP_SYS_PTRACE, which no command holds) and adds a filter refusing signals to itself
 (its commands share its Landlock domain, which would let them through). Then it serves
@@ -33,6 +34,7 @@ from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 HEADER = struct.Struct("!I")
@@ -89,9 +91,12 @@ def _exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _enter(user: int, mnt: int, network: bool) -> None:
+def _enter(user: int, mnt: int, network: bool, pid: int | None = None) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    for fd, kind, name in ((user, CLONE_NEWUSER, "user"), (mnt, CLONE_NEWNS, "mount")):
+    spaces = [(user, CLONE_NEWUSER, "user"), (mnt, CLONE_NEWNS, "mount")]
+    if pid is not None:  # this server stays outside; what it forks is born in there
+        spaces.append((pid, CLONE_NEWPID, "pid"))
+    for fd, kind, name in spaces:
         if libc.setns(fd, kind) != 0:
             code = ctypes.get_errno()
             raise OSError(code, f"setns {name}: {os.strerror(code)}")
@@ -210,7 +215,7 @@ def main(argv: list[str]) -> int:
     sock = socket.socket(fileno=int(argv[0]))
     sock.set_inheritable(False)  # no command gets it
     try:
-        _enter(int(argv[1]), int(argv[2]), argv[3] == "1")
+        _enter(int(argv[1]), int(argv[2]), argv[3] == "1", int(argv[4]) if argv[4:] else None)
     except OSError as exc:
         send(sock, {"error": f"cannot enter the sandbox's namespaces: {exc}"})
         return 1

@@ -43,6 +43,7 @@ def _policy(raw: str) -> SimpleNamespace:
         writable=paths("writable"),
         writable_files=paths("writable_files"),
         network=bool(data.get("network")),
+        readable=paths("readable"),
     )
 
 

@@ -117,6 +117,8 @@ def restrict_thread(policy: SandboxPolicy) -> None:
         _grant_except(ruleset, Path("/"), READ, policy.deny_read)
         for root in policy.writable:
             _grant_except(ruleset, root, everything, policy.deny_read)
+        for tree in policy.readable:
+            _add(ruleset, tree, READ | READ_DIR)
         for file in policy.writable_files:
             _add(ruleset, file, (READ_FILE | WRITE_FILE | TRUNCATE) & fs)
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")

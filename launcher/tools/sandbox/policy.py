@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from launcher.config.types import SandboxSettings
@@ -45,16 +45,17 @@ class SandboxPolicy:
     """Single files (devices, the session cgroup's `cgroup.procs`) the command may write."""
     protected: tuple[Path, ...] = ()
     """Paths in the writable roots the command may not change (launcher/trust)."""
+    readable: tuple[Path, ...] = ()
+    """Trees mounted after the policy was made, readable too: the /proc of the commands'
+    PID namespace, reached through its holder (`/proc/PID/root/proc`)."""
 
     def with_writable_file(self, path: Path) -> SandboxPolicy:
         """The same policy, also allowed to write the one file `path`."""
-        return SandboxPolicy(
-            self.deny_read,
-            self.writable,
-            self.network,
-            (*self.writable_files, path),
-            self.protected,
-        )
+        return replace(self, writable_files=(*self.writable_files, path))
+
+    def with_readable(self, tree: Path) -> SandboxPolicy:
+        """The same policy, also allowed to read the tree `tree`."""
+        return replace(self, readable=(*self.readable, tree))
 
     def to_json(self) -> dict[str, object]:
         """The policy as plain JSON data (the standalone helper reads it back)."""
@@ -64,6 +65,7 @@ class SandboxPolicy:
             "network": self.network,
             "writable_files": [str(p) for p in self.writable_files],
             "protected": [str(p) for p in self.protected],
+            "readable": [str(p) for p in self.readable],
         }
 
     @classmethod
@@ -81,6 +83,7 @@ class SandboxPolicy:
             bool(data.get("network")),
             paths("writable_files"),
             paths("protected"),
+            paths("readable"),
         )
 
 

@@ -178,11 +178,11 @@ def _read_only_but(writable: Iterable[Path], writable_files: Iterable[Path]) -> 
             os.close(fd)
 
 
-def _sibling_mounts() -> Any:
-    """mounts.py, loaded by path: the holder runs as `python -I -S` with no package."""
+def _sibling(name: str) -> Any:
+    """A sibling module, loaded by path: the holder runs as `python -I -S` with no package."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mounts", Path(__file__).with_name("mounts.py"))
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -191,13 +191,15 @@ def _sibling_mounts() -> Any:
 
 def _hold_main(argv: list[str]) -> int:
     """`python -I -S privileges.py '{"writable": [...], "writable_files": [...]}'`: hold
-    the namespaces, say `ready`, and stay until stdin closes (the launcher is gone)."""
+    the namespaces, make the commands' PID namespace (pidns.py), say `ready {"init": PID,
+    "problem": ...}`, and stay until stdin closes (the launcher is gone)."""
     import json
     import sys
 
     data = json.loads(argv[0])
     # Loaded before the namespaces: inside them the interpreter's own files may not be found.
-    mounts = _sibling_mounts() if data.get("protected") else None
+    mounts = _sibling("mounts") if data.get("protected") else None
+    pidns = _sibling("pidns")
     try:
         hold(
             [Path(p) for p in data.get("writable", [])],
@@ -208,7 +210,11 @@ def _hold_main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"error {exc}", flush=True)
         return 1
-    print("ready", flush=True)
+    try:
+        init, problem = pidns.start()
+    except OSError as exc:  # as a refused namespace: the commands run as before
+        init, problem = None, f"no PID namespace ({exc})"
+    print("ready", json.dumps({"init": init, "problem": problem}), flush=True)
     sys.stdin.buffer.read()
     return 0
 

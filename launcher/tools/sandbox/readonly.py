@@ -6,7 +6,9 @@ small holder process per session does: it maps only this user, makes every mount
 read-only but the writable roots and files, binds the protected places inside them read-only
 (mounts.py), and waits. The launcher keeps descriptors of its user and mount namespaces
 (the shell may not open the holder's /proc entries), and the session's fork server
-(entry.py) enters them by those, once, and starts every command from inside. A command
+(entry.py) enters them by those, once, and starts every command from inside, in the
+PID namespace the holder made (pidns.py): the session's end kills its init, and with it
+every process a command left, before it puts anything back. A command
 keeps this user's uid, with no capability: it cannot remount, and a user namespace it
 makes gets these mounts locked read-only. The holder's death changes nothing: the
 descriptors keep the namespaces.
@@ -17,11 +19,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
 
 from launcher.procs import strays
+from launcher.tools.sandbox.pidns import end as end_namespace
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READY_LIMIT_S = 60.0
@@ -51,21 +55,54 @@ class Holder:
         strays.note_child(self._process.pid)  # started on purpose: not an orphan to sweep
         assert self._process.stdout is not None
         self.fds: tuple[int, ...] = ()
+        self._init: int | None = None
         line = self._process.stdout.readline().decode(errors="replace").strip()
-        if line != "ready":
+        word, _, said = line.partition(" ")
+        if word != "ready":
             self.close()
             raise OSError(f"the read-only namespace could not be made: {line or 'no answer'}")
-        pid = self._process.pid
+        answer = json.loads(said or "{}")
+        self.init: int | None = answer.get("init")
+        """The pid of the commands' PID namespace's init; None: there is none."""
+        self.problem: str | None = answer.get("problem")
+        """Why the commands have no PID namespace or no /proc of their own, else None."""
+        self.pid = pid = self._process.pid
         self.fds = tuple(
             os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
             for name in ("user", "mnt")
         )
+        if self.init is not None:
+            try:  # the holder has not reaped it: the pid is still the init's
+                self._init = os.pidfd_open(self.init)
+                pidns = os.open(f"/proc/{self.init}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError as exc:
+                self.close()
+                raise OSError(f"the commands' PID namespace is gone: {exc}") from exc
+            self.fds = (*self.fds, pidns)
+
+    def ended(self, wait_s: float = 0.0) -> bool:
+        """Whether the commands' PID namespace is gone, or goes within `wait_s` (its init
+        died: the holder did, or someone killed it); no command can start in it any more."""
+        if self._init is None:
+            return False
+        readable, _, _ = select.select([self._init], [], [], wait_s)
+        return bool(readable)
+
+    def end_commands(self) -> bool:
+        """Kill the PID namespace's init, so every process in it, and wait (bounded) until
+        they are gone; whether they are (True, too, when there is no namespace)."""
+        if self._init is None:
+            return True
+        return end_namespace(self._init)
 
     def close(self) -> None:
         """End the holder; the namespaces end with the last command in them."""
         for fd in self.fds:
             os.close(fd)
         self.fds = ()
+        if self._init is not None:
+            os.close(self._init)
+            self._init = None
         if self._process.stdin is not None:
             self._process.stdin.close()
         try:
