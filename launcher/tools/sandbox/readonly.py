@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from launcher.procs import strays
-from launcher.tools.sandbox import pidns
+from launcher.tools.sandbox.pidns import Init, pipes
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READY_LIMIT_S = 60.0
@@ -44,7 +44,7 @@ class Holder:
             # a process that outlives its command cannot change them before the put-back.
             "protected": [str(p) for p in policy.protected],
         }
-        theirs, ours = pidns.pipes()
+        theirs, ours = pipes()
         spec["ask"], spec["answer"] = theirs
         try:
             self._process = subprocess.Popen(
@@ -66,7 +66,7 @@ class Holder:
         strays.note_child(self._process.pid)  # started on purpose: not an orphan to sweep
         assert self._process.stdout is not None
         self.fds: tuple[int, ...] = ()
-        self._init: pidns.Init | None = None
+        self._init: Init | None = None
         self._ours: tuple[int, int] | None = ours
         line = self._process.stdout.readline().decode(errors="replace").strip()
         word, _, said = line.partition(" ")
@@ -86,7 +86,7 @@ class Holder:
         if self.init is not None:
             try:  # the holder has not reaped it: the pid is still the init's
                 pidfd = os.pidfd_open(self.init)
-                self._init = pidns.Init(self.init, pidfd, *ours)
+                self._init = Init(self.init, pidfd, *ours)
                 self._ours = None
                 space = os.open(f"/proc/{self.init}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             except OSError as exc:
@@ -103,7 +103,7 @@ class Holder:
         return bool(readable)
 
     @property
-    def commands_init(self) -> pidns.Init | None:
+    def commands_init(self) -> Init | None:
         """The init of the commands' PID namespace (None: there is none): `sweep` after a
         command, `end` at the session's end."""
         return self._init
