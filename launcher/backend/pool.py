@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import socket
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -364,6 +365,18 @@ async def fold_line(entry: SubAgent, raw: bytes | str, tg: anyio.abc.TaskGroup) 
         watch(message)
 
 
+async def _end_at_exit(process: anyio.abc.Process) -> None:
+    """Once the worker has exited, all it wrote is queued: reading its channel ends there
+    (SHUT_RD: what is queued is still read, then EOF), even while another process holds a
+    copy of the worker's end and would keep the run waiting for an EOF."""
+    await process.wait()
+    assert process.stdout is not None
+    raw = process.stdout.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if raw is not None:  # a pipe (a Remote's stream) has no copies to fear
+        with contextlib.suppress(OSError):
+            raw.shutdown(socket.SHUT_RD)
+
+
 async def drive_worker(
     entry: SubAgent, job: Job, *, log_path: Path, spares: SparePool | None = None
 ) -> None:
@@ -397,6 +410,7 @@ async def drive_worker(
 
         entry.inputs.bind(reply)
         async with anyio.create_task_group() as tg:
+            tg.start_soon(_end_at_exit, process)
             buffer = b""
             async for chunk in process.stdout:
                 buffer += chunk

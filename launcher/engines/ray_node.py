@@ -10,6 +10,7 @@ anything, talks over sockets, and offers a key: its Job and secrets come sealed 
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import os
@@ -17,12 +18,13 @@ import secrets
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from launcher import settings
-from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, set_not_dumpable
+from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, out_of_reach, set_not_dumpable
 from launcher.procs.sealed import OFFER_NONCE_VAR, SEAL_KEY_OP, SENDER_VAR
 from launcher.secret_files import DENY_READ_VAR, secret_files
 from launcher.secrets import public_environment
@@ -93,8 +95,10 @@ def start_sealed_worker(
     # This Ray worker turns non-dumpable before it makes a socket: another process of
     # the user may then neither open /proc/PID/fd nor take a descriptor with
     # pidfd_getfd, so it cannot write a key offer of its own into the worker's channel
-    # nor read what goes down it. (It stays so for the later tasks Ray gives it.)
-    set_not_dumpable()
+    # nor read what goes down it. (It stays so for the later tasks Ray gives it.) A
+    # process that is traced, or whose prctl was made a no-op, runs nothing of ours.
+    if not set_not_dumpable() or not out_of_reach(os.getpid()):
+        raise ValueError("sealed hand-over: this Ray worker process is traced or dumpable")
     # The nonce and the driver's key reach the worker over the pulled hand-over, which
     # it takes once non-dumpable and which answers only a socket the worker made: an
     # offer without the nonce (written into the channel in the moment before the worker
@@ -132,6 +136,7 @@ def start_sealed_worker(
             worker_out.close()
         # The files keep the sockets open; closing `stdin` is the worker's EOF.
         stdin, stdout = down.makefile("wb"), up.makefile("rb")
+        _end_at_exit(proc, up.dup())
     handover.answer(proc.pid)
     first = stdout.readline()
     if not _is_own_offer(first, nonce):
@@ -141,6 +146,20 @@ def start_sealed_worker(
         stdout.close()
         raise ValueError("sealed hand-over: the first line is not the started worker's key offer")
     return SealedStart(proc, stdin, stdout, first)
+
+
+def _end_at_exit(proc: subprocess.Popen[bytes], up: socket.socket) -> None:
+    """Once the worker has exited, all it wrote is queued: reading its channel ends there
+    (SHUT_RD: what is queued is still read, then EOF), even while another process holds a
+    copy of the worker's end and would keep the run waiting for an EOF."""
+
+    def watch() -> None:
+        with up:
+            proc.wait()
+            with contextlib.suppress(OSError):
+                up.shutdown(socket.SHUT_RD)
+
+    threading.Thread(target=watch, name="worker-exit", daemon=True).start()
 
 
 def _is_own_offer(line: bytes, nonce: str) -> bool:

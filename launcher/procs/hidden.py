@@ -55,6 +55,7 @@ PLAIN_NAMES = frozenset(
 """Never hidden, even when the config references them: every process needs them."""
 KEEP_PREFIXES = ("PYTHON", "LD_", "DYLD_", settings.PREFIX, "LC_", "VIRTUAL_ENV", "CONDA_")
 """Kept in the block by the early re-exec: what the interpreter needs before `restore()`."""
+PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
 SOCKET_BUFFER = 1 << 22
 """Asked of the hand-over socket (the kernel may give less): room for a whole environment."""
@@ -63,14 +64,38 @@ CHANNEL_FDS = 2
 """A child's channel, passed with its hand-over: its stdin's and its stdout's ends."""
 
 
-def set_not_dumpable() -> None:
-    """Linux: no core dumps, and /proc/PID/{mem,environ} only for root (ptrace rules)."""
+def set_not_dumpable() -> bool:
+    """Linux: no core dumps, and /proc/PID/{mem,environ} only for root (ptrace rules);
+    whether this process is non-dumpable now (elsewhere: True, nothing to do)."""
     if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
+        return True
+    try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        # Checked, not assumed: a tracer may have turned the call into something else.
+        return int(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def out_of_reach(pid: int) -> bool:
+    """Whether the process `pid` (our child, not yet reaped) is out of another same-user
+    process's reach: not traced, and (for a launcher that is not root) non-dumpable — its
+    /proc/PID files then belong to root, not to its user. A process that attached to it
+    in its first moments, or made its prctl a no-op, shows here."""
+    if not sys.platform.startswith("linux"):
+        return True
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as status:
+            tracer = next(int(line.split()[1]) for line in status if line.startswith("TracerPid:"))
+        if tracer != 0:
+            return False
+        euid = os.geteuid()
+        return euid == 0 or os.stat(f"/proc/{pid}/mem").st_uid != euid
+    except (OSError, StopIteration, ValueError, IndexError):
+        return False
 
 
 def secret_names(env: Mapping[str, str], referenced: Iterable[str] = ()) -> set[str]:
@@ -138,9 +163,11 @@ def restore() -> bool:
     if value is None:
         return False
     held.in_block = set(os.environ)
-    set_not_dumpable()  # before the secrets are in this process's memory
+    sealed_off = set_not_dumpable()  # before the secrets are in this process's memory
     try:
         if value.startswith(PULL_PREFIX):
+            if not sealed_off:
+                return True  # still dumpable: ask for nothing (the parent would refuse)
             fd = _ask(int(value[len(PULL_PREFIX) :]))
         else:
             fd = int(value)
@@ -303,6 +330,14 @@ def _answer(ours: socket.socket, payload: bytes, pid: int, channel: list[int]) -
                     continue
                 if struct.unpack("3i", cred)[0] != pid or not _same_process(offered, child):
                     continue  # made by another process: it gets nothing
+                if not out_of_reach(pid):
+                    import logging
+
+                    logging.getLogger(__name__).warning(
+                        "hand-over: the child %d is traced or still dumpable: it gets nothing",
+                        pid,
+                    )
+                    return
                 with contextlib.suppress(OSError):
                     offered.settimeout(ANSWER_LIMIT_S)
                     rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fds_bytes(channel))]

@@ -1,0 +1,123 @@
+"""A pulled hand-over answers only a child out of other processes' reach (procs/hidden.py):
+a same-user process that attached to the child in its first moments, or made its prctl a
+no-op (so it stays dumpable), would read what the hand-over brings out of its memory or
+take its channel. Run as an unprivileged user (as root, as nobody: no ptrace rule stops
+root, and root's processes' /proc files are root's whether dumpable or not)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ptrace, prctl")
+
+NOBODY = 65534
+LIMIT_S = 120
+KEY = "sk-reach-123456789"
+
+PARENT = """
+import os, subprocess, sys
+from launcher.procs.hidden import child_handover
+os.environ["SUBAGENT_TEST_API_KEY"] = sys.argv[2]
+handover = child_handover()
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], env=handover.env,
+                         pass_fds=(handover.fd,), stdout=subprocess.PIPE, text=True)
+handover.answer(child.pid)
+out, _ = child.communicate(timeout=60)
+print(out, end="", flush=True)
+"""
+
+ASK = """
+def ask_and_report():
+    import json, os
+    from launcher.procs import hidden
+    fd = hidden._ask(int(os.environ[hidden.HANDOVER_VAR].split(":")[1]))
+    raw, fds = hidden._receive(fd)
+    print(json.dumps({"raw": raw.decode(), "fds": len(fds)}), flush=True)
+"""
+
+STILL_DUMPABLE = (
+    ASK
+    + """
+ask_and_report()  # as after a tracer turned set_not_dumpable()'s prctl into a no-op
+"""
+)
+
+TRACED = (
+    ASK
+    + """
+import ctypes, os, signal
+from launcher.procs.hidden import set_not_dumpable
+libc = ctypes.CDLL(None, use_errno=True)
+ready_r, ready_w = os.pipe()
+me = os.getpid()
+tracer = os.fork()
+if tracer == 0:  # another process of the user, attached while the child is dumpable
+    ok = libc.ptrace(0x4206, me, None, None) == 0  # PTRACE_SEIZE
+    os.write(ready_w, b"1" if ok else b"0")
+    while True:
+        signal.pause()
+assert os.read(ready_r, 1) == b"1", "could not attach"
+assert set_not_dumpable()  # non-dumpable for real now, but the tracer stays attached
+ask_and_report()
+os.kill(tracer, signal.SIGKILL)
+os.waitpid(tracer, 0)
+"""
+)
+
+HONEST = """
+import json, os
+from launcher.procs.hidden import restore
+restore()
+print(json.dumps({"raw": os.environ.get("SUBAGENT_TEST_API_KEY", ""), "fds": 0}), flush=True)
+"""
+
+
+def _unprivileged_python() -> list[str]:
+    """A Python command line as this user; as root, as uid 65534 with a system interpreter
+    it may run and this tree on its path."""
+    if os.geteuid() != 0:
+        return [sys.executable]
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if shutil.which("setpriv") is None or system is None:
+        pytest.skip("root without setpriv or a system python3: no unprivileged user to run as")
+    paths = os.pathsep.join(
+        [str(Path(__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"]]
+    )
+    drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    return [*drop, "env", f"PYTHONPATH={paths}", system]
+
+
+def _child_got(child: str) -> dict[str, object]:
+    run = subprocess.run(
+        [*_unprivileged_python(), "-c", PARENT, child, KEY],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        cwd="/",
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    got: dict[str, object] = json.loads(run.stdout)
+    return got
+
+
+def test_a_child_that_became_non_dumpable_gets_its_values() -> None:
+    assert _child_got(HONEST) == {"raw": KEY, "fds": 0}
+
+
+def test_a_child_still_dumpable_gets_nothing() -> None:
+    got = _child_got(STILL_DUMPABLE)
+    assert got == {"raw": "", "fds": 0}
+
+
+def test_a_child_traced_since_its_first_moments_gets_nothing() -> None:
+    got = _child_got(TRACED)
+    assert got == {"raw": "", "fds": 0}
