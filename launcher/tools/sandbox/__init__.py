@@ -8,7 +8,6 @@ means `required` for every agent.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import sys
@@ -77,6 +76,11 @@ def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = No
     if mode is None:
         raise ConfigError(f"{OVERRIDE_VAR}={raw!r}: expected on, off or required")
     return mode
+
+
+class SandboxRefused(OSError):
+    """A `required` sandbox found, at a command's start, that it cannot give what it must:
+    the command is not run."""
 
 
 def unavailable_line(problem: str) -> str:
@@ -245,7 +249,7 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
-                holder = _holder(policy)
+                holder, missing = _holder(policy)
                 if holder is not None and holder.init is not None and holder.problem is None:
                     # The commands' own /proc, mounted there after the policy was made.
                     policy = policy.with_readable(Path(f"/proc/{holder.pid}/root/proc"))
@@ -261,22 +265,29 @@ class ShellSandbox:
                             spawner.popen_sync, holder.fds, network=policy.network
                         )
                     except OSError as exc:  # as with no holder: Landlock and seccomp hold
-                        logging.getLogger(__name__).warning("sandbox: no fork server (%s)", exc)
                         holder.close()
-                        holder = None
+                        holder, missing = None, f"no fork server ({exc})"
+                if missing is not None:
+                    if self.mode is SandboxMode.REQUIRED:
+                        spawner.close()
+                        raise SandboxRefused(
+                            f"{unavailable_line(missing)}; this agent's sandbox is required, "
+                            "so the command was not run"
+                        )
+                    self._say(degraded_line(missing))
                 if holder is not None and holder.problem is not None:
-                    self._say_pidns(holder.problem)
+                    self._say(pidns_line(holder.problem))
                 if holder is not None and holder.init is not None and self._on_init:
                     self._on_init(holder.init)
                 self._holder, self._spawner = holder, spawner
             return self._spawner
 
     @staticmethod
-    def _say_pidns(problem: str) -> None:
+    def _say(line: str) -> None:
         said = runtime.current().sandbox.said
-        if problem not in said:
-            said.add(problem)
-            sys.stderr.write(f"subagent: sandbox: {pidns_line(problem)}\n")
+        if line not in said:
+            said.add(line)
+            sys.stderr.write(f"subagent: sandbox: {line}\n")
 
     def end_commands(self) -> bool:
         """Kill every process the commands started (their PID namespace, where there is
@@ -366,18 +377,29 @@ def defused_line(defused: list[str]) -> str:
     )
 
 
-def _holder(policy: SandboxPolicy) -> Holder | None:
-    """Not root: a holder of the read-only world, where user namespaces allow one (else
-    None: the mode, times and attributes of this user's files outside the roots stay
-    changeable; docs/security.md says so)."""
+def _holder(policy: SandboxPolicy) -> tuple[Holder | None, str | None]:
+    """Not root: a holder of the read-only world, where user namespaces allow one; else
+    None, and why when one was wanted (the mode, times and attributes of this user's files
+    outside the roots then stay changeable: docs/security.md says so)."""
     from launcher.tools.sandbox.privileges import can_remount
 
     if can_remount():
-        return None
+        return None, None
     try:
-        return Holder(policy)
-    except OSError:
-        return None
+        return Holder(policy), None
+    except OSError as exc:
+        # A leftover process of the user can hold every user namespace it may have: a
+        # model can bring this about, so it is never silent.
+        return None, f"no read-only namespace ({exc})"
+
+
+def degraded_line(problem: str) -> str:
+    """What a run says, once, when its commands get Landlock and seccomp alone."""
+    return (
+        f"{problem}: commands may change the mode and times of this user's files outside "
+        "the workspace, see every process, and a process a command leaves may outlive "
+        "the session"
+    )
 
 
 def check_start(
