@@ -309,3 +309,47 @@ async def test_the_post_command_check_runs_off_the_event_loop(
         tasks.start_soon(tick)
         result = await run_bash("true", tmp_path / "ws", 30.0, 10_000, sandbox=shell)
     assert waited == [True] and not result.is_error
+
+
+@needs_mechanism
+@pytest.mark.parametrize("mode", [SandboxMode.ON, SandboxMode.REQUIRED])
+async def test_a_holder_that_cannot_be_made_is_said_or_refuses(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: SandboxMode,
+) -> None:
+    """An ordinary user whose user namespaces are all held (a leftover process of the user
+    can see to that) gets no holder: `on` says once what its commands may then do,
+    `required` runs nothing. (As root here: the unprivileged path is taken by saying the
+    user cannot remount, and the holder's start fails as the kernel would make it.)"""
+    from launcher.tools.sandbox import privileges
+
+    def no_namespace(policy: object) -> None:
+        raise OSError("the read-only namespace could not be made: unshare: No space left")
+
+    monkeypatch.setattr(privileges, "can_remount", lambda: False)
+    monkeypatch.setattr(sandbox, "Holder", no_namespace)
+    (tmp_path / "ws").mkdir()
+    box = ShellSandbox(
+        SandboxSettings(mode=mode),
+        workspace=tmp_path / "ws",
+        state_home=tmp_path / "st",
+        home=tmp_path,
+    )
+    try:
+        first = await run_bash("touch ran1", tmp_path / "ws", 30.0, 10_000, sandbox=box)
+        second = await run_bash("touch ran2", tmp_path / "ws", 30.0, 10_000, sandbox=box)
+    finally:
+        box.close()
+    err = capsys.readouterr().err
+    if mode is SandboxMode.REQUIRED:
+        for result in (first, second):
+            assert result.is_error and "no read-only namespace" in result.content
+            assert "sandbox is required" in result.content
+        assert not (tmp_path / "ws" / "ran1").exists() and not (tmp_path / "ws" / "ran2").exists()
+    else:
+        assert not first.is_error and not second.is_error
+        assert (tmp_path / "ws" / "ran1").exists() and (tmp_path / "ws" / "ran2").exists()
+        assert err.count("subagent: sandbox: no read-only namespace (") == 1, err
+        assert "outside the workspace" in err

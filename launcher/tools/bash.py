@@ -122,7 +122,12 @@ async def run_bash(
     process: Any
     if sandbox is not None and sandbox.confined:
         env = sandbox.environment(shell_environment())
-        process = await sandbox.spawn(argv, env=env, **options)
+        from launcher.tools.sandbox import SandboxRefused  # loaded with the sandbox itself
+
+        try:
+            process = await sandbox.spawn(argv, env=env, **options)
+        except SandboxRefused as exc:
+            return ToolResult(f"bash: {exc}", is_error=True)
         strays.note_child(process.pid)  # started on purpose: not an orphan to sweep
     else:
         process = await spawn_group(argv, env=shell_environment(), **options)

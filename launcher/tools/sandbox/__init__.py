@@ -8,7 +8,6 @@ means `required` for every agent.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import sys
@@ -33,8 +32,9 @@ from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_pr
 from launcher.tools.sandbox.ends import CommandEnds
 from launcher.tools.sandbox.entry import ForkServer
 from launcher.tools.sandbox.namespaces import namespaces_problem
+from launcher.tools.sandbox.pidns import pidns_line
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
-from launcher.tools.sandbox.readonly import Holder, holder_for
+from launcher.tools.sandbox.readonly import Holder, degraded_line, holder_for
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
@@ -78,6 +78,11 @@ def effective_mode(settings: SandboxSettings, env: Mapping[str, str] | None = No
     if mode is None:
         raise ConfigError(f"{OVERRIDE_VAR}={raw!r}: expected on, off or required")
     return mode
+
+
+class SandboxRefused(OSError):
+    """A `required` sandbox found, at a command's start, that it cannot give what it must:
+    the command is not run."""
 
 
 def unavailable_line(problem: str) -> str:
@@ -262,7 +267,7 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
-                holder = holder_for(policy)
+                holder, missing = holder_for(policy)
                 if holder is not None and holder.init is not None and holder.problem is None:
                     # The commands' own /proc, mounted there after the policy was made.
                     policy = policy.with_readable(Path(f"/proc/{holder.pid}/root/proc"))
@@ -279,15 +284,22 @@ class ShellSandbox:
                             spawner.popen_sync, holder.fds, network=policy.network
                         )
                     except OSError as exc:  # as with no holder: Landlock and seccomp hold
-                        logging.getLogger(__name__).warning("sandbox: no fork server (%s)", exc)
                         holder.close()
-                        holder = None
+                        holder, missing = None, f"no fork server ({exc})"
+                if missing is not None:
+                    if self.mode is SandboxMode.REQUIRED:
+                        spawner.close()
+                        raise SandboxRefused(
+                            f"{unavailable_line(missing)}; this agent's sandbox is required, "
+                            "so the command was not run"
+                        )
+                    self._say(degraded_line(missing))
                 if holder is not None and holder.problem is not None:
-                    self._say_pidns(holder.problem)
+                    self._say(pidns_line(holder.problem))
                 if holder is not None and holder.init is not None and self._on_init:
                     self._on_init(holder.init)
                 if isinstance(spawner.init, str):
-                    self._say_pidns(spawner.init)
+                    self._say(pidns_line(spawner.init))
                 elif spawner.init is not None:
                     strays.note_child(spawner.init.pid)  # started on purpose, reaped at the end
                     if self._on_init:
@@ -296,11 +308,11 @@ class ShellSandbox:
             return self._spawner
 
     @staticmethod
-    def _say_pidns(problem: str) -> None:
+    def _say(line: str) -> None:
         said = runtime.current().sandbox.said
-        if problem not in said:
-            said.add(problem)
-            sys.stderr.write(f"subagent: sandbox: {pidns_line(problem)}\n")
+        if line not in said:
+            said.add(line)
+            sys.stderr.write(f"subagent: sandbox: {line}\n")
 
     def _init(self) -> pidns.Init | None:
         """The init of the commands' PID namespace (the holder's, or root's thread's)."""
@@ -383,13 +395,6 @@ class ShellSandbox:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if os.path.lexists(tmp):
                     self.unrepaired_at_end.append(f"{tmp} (could not be removed: {exc.strerror})")
-
-
-def pidns_line(problem: str) -> str:
-    """What a run says, once, when its commands get no PID namespace or /proc of their own."""
-    if problem.startswith("/proc"):
-        return f"{problem}: commands see every process, under pids they cannot signal"
-    return f"{problem}: a process a command leaves may outlive the session"
 
 
 def unrepaired_line(paths: list[str]) -> str:

@@ -175,6 +175,13 @@ def end(pidfd: int, limit_s: float = END_LIMIT_S) -> bool:
     return bool(readable)
 
 
+def pidns_line(problem: str) -> str:
+    """What a run says, once, when its commands get no PID namespace or /proc of their own."""
+    if problem.startswith("/proc"):
+        return f"{problem}: commands see every process, under pids they cannot signal"
+    return f"{problem}: a process a command leaves may outlive the session"
+
+
 class Init:
     """The launcher's end of a namespace's init: `sweep` after each command, `end` at the
     session's end (or the holder's death)."""

@@ -134,15 +134,26 @@ class Holder:
             self._process.stdout.close()
 
 
-def holder_for(policy: SandboxPolicy) -> Holder | None:
-    """Not root: a holder of the read-only world, where user namespaces allow one (else
-    None: the mode, times and attributes of this user's files outside the roots stay
-    changeable; docs/security.md says so)."""
+def holder_for(policy: SandboxPolicy) -> tuple[Holder | None, str | None]:
+    """Not root: a holder of the read-only world, where user namespaces allow one; else
+    None, and why when one was wanted (the mode, times and attributes of this user's files
+    outside the roots then stay changeable: docs/security.md says so)."""
     from launcher.tools.sandbox.privileges import can_remount
 
     if can_remount():
-        return None
+        return None, None
     try:
-        return Holder(policy)
-    except OSError:
-        return None
+        return Holder(policy), None
+    except OSError as exc:
+        # A leftover process of the user can hold every user namespace it may have: a
+        # model can bring this about, so it is never silent.
+        return None, f"no read-only namespace ({exc})"
+
+
+def degraded_line(problem: str) -> str:
+    """What a run says, once, when its commands get Landlock and seccomp alone."""
+    return (
+        f"{problem}: commands may change the mode and times of this user's files outside "
+        "the workspace, see every process, and a process a command leaves may outlive "
+        "the session"
+    )
