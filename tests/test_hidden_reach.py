@@ -72,6 +72,34 @@ os.waitpid(tracer, 0)
 """
 )
 
+THREAD_TRACED = (
+    ASK
+    + """
+import ctypes, os, signal, threading
+from launcher.procs.hidden import set_not_dumpable
+libc = ctypes.CDLL(None, use_errno=True)
+tids, hold_r, hold_w = [], *os.pipe()
+def parked():
+    tids.append(threading.get_native_id())
+    os.read(hold_r, 1)
+threading.Thread(target=parked, daemon=True).start()
+while not tids:
+    pass
+ready_r, ready_w = os.pipe()
+tracer = os.fork()
+if tracer == 0:  # keeps only the second thread, and lets the main one be
+    ok = libc.ptrace(0x4206, tids[0], None, None) == 0  # PTRACE_SEIZE
+    os.write(ready_w, b"1" if ok else b"0")
+    while True:
+        signal.pause()
+assert os.read(ready_r, 1) == b"1", "could not attach"
+assert set_not_dumpable()
+ask_and_report()
+os.kill(tracer, signal.SIGKILL)
+os.waitpid(tracer, 0)
+"""
+)
+
 HONEST = """
 import json, os
 from launcher.procs.hidden import restore
@@ -120,4 +148,9 @@ def test_a_child_still_dumpable_gets_nothing() -> None:
 
 def test_a_child_traced_since_its_first_moments_gets_nothing() -> None:
     got = _child_got(TRACED)
+    assert got == {"raw": "", "fds": 0}
+
+
+def test_a_child_with_one_thread_traced_gets_nothing() -> None:
+    got = _child_got(THREAD_TRACED)
     assert got == {"raw": "", "fds": 0}

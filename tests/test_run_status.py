@@ -49,8 +49,9 @@ def test_a_workers_status_is_parsed_and_an_unknown_one_is_an_error() -> None:
     assert state.status is RunStatus.QUEUED and not state.final
     state.observe({"type": "agent_end", "status": "stopped"})
     assert state.status is RunStatus.STOPPED and state.final
-    state.observe({"type": "agent_end", "status": "exploded"})
-    assert state.status is RunStatus.ERROR
+    other = RunState()
+    other.observe({"type": "agent_end", "status": "exploded"})
+    assert other.status is RunStatus.ERROR
 
 
 async def test_the_store_keeps_the_plain_text(tmp_path: Path) -> None:
@@ -62,3 +63,13 @@ async def test_the_store_keeps_the_plain_text(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "logs.db")
     row = conn.execute("SELECT status, typeof(status) FROM sessions WHERE id='s1'").fetchone()
     assert row == ("completed", "text")
+
+
+def test_a_second_agent_end_does_not_replace_the_first() -> None:
+    """The worker ends its run once; a line after that (written into a held copy of its
+    channel before the stream was cut) cannot change what the caller is told."""
+    state = RunState(status="running")
+    state.observe({"type": "agent_end", "status": "completed", "result": "honest"})
+    state.observe({"type": "agent_end", "status": "completed", "result": "FORGED"})
+    state.observe({"type": "agent_end", "status": "error", "error": "forged"})
+    assert (state.status, state.result, state.error) == (RunStatus.COMPLETED, "honest", None)

@@ -127,6 +127,7 @@ class RunState:
     worktree: dict[str, Any] | None = None
     """An isolated run's `worktree` event: branch, path, base, changed, diffstat, error."""
     _turn_text: str = ""
+    _ended: bool = False
 
     def __post_init__(self) -> None:
         self.status = RunStatus(self.status)  # given as text (`status="running"`) too
@@ -144,6 +145,9 @@ class RunState:
             self._turn_text += str(event.get("text", ""))
             self.result = self._turn_text
         elif kind == "agent_end":
+            if self._ended:
+                return  # the worker says it once: a second is not its (a held channel copy)
+            self._ended = True
             self.status = RunStatus.of(event.get("status"))
             self.result = str(event.get("result", "")) or self.result
             self.usage = dict(event.get("usage") or {})

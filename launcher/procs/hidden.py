@@ -82,16 +82,19 @@ def set_not_dumpable() -> bool:
 
 def out_of_reach(pid: int) -> bool:
     """Whether the process `pid` (our child, not yet reaped) is out of another same-user
-    process's reach: not traced, and (for a launcher that is not root) non-dumpable — its
+    process's reach: no thread traced, and (for a launcher that is not root) non-dumpable — its
     /proc/PID files then belong to root, not to its user. A process that attached to it
     in its first moments, or made its prctl a no-op, shows here."""
     if not sys.platform.startswith("linux"):
         return True
     try:
-        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as status:
-            tracer = next(int(line.split()[1]) for line in status if line.startswith("TracerPid:"))
-        if tracer != 0:
-            return False
+        # Every thread: a tracer may keep one the process made in its first moments and
+        # let the others go.
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/status", encoding="utf-8", errors="replace") as st:
+                tracer = next(int(line.split()[1]) for line in st if line.startswith("TracerPid:"))
+            if tracer != 0:
+                return False
         euid = os.geteuid()
         return euid == 0 or os.stat(f"/proc/{pid}/mem").st_uid != euid
     except (OSError, StopIteration, ValueError, IndexError):
