@@ -323,13 +323,13 @@ async def test_a_holder_that_cannot_be_made_is_said_or_refuses(
     can see to that) gets no holder: `on` says once what its commands may then do,
     `required` runs nothing. (As root here: the unprivileged path is taken by saying the
     user cannot remount, and the holder's start fails as the kernel would make it.)"""
-    from launcher.tools.sandbox import privileges
+    from launcher.tools.sandbox import privileges, readonly
 
     def no_namespace(policy: object) -> None:
         raise OSError("the read-only namespace could not be made: unshare: No space left")
 
     monkeypatch.setattr(privileges, "can_remount", lambda: False)
-    monkeypatch.setattr(sandbox, "Holder", no_namespace)
+    monkeypatch.setattr(readonly, "Holder", no_namespace)
     (tmp_path / "ws").mkdir()
     box = ShellSandbox(
         SandboxSettings(mode=mode),

@@ -96,7 +96,8 @@ async def run_bash(
     Background processes the command started do not outlive the call: the whole process
     group is killed when the shell exits or the timeout fires, and by `guard` if the
     launcher itself is killed meanwhile. With a confining `sandbox` the command runs in
-    it; one that is `required` but has no mechanism refuses the command.
+    it, and those that left the group die too (the commands' PID namespace is emptied)
+    before the check; one that is `required` but has no mechanism refuses the command.
     """
     if sandbox is not None and sandbox.refuses:
         return ToolResult(_refusal(sandbox.problem), is_error=True)
@@ -139,6 +140,11 @@ async def run_bash(
     finally:
         # The group outlives its leader when a command backgrounds work; kill it regardless.
         await end_call_group(process, guard.release if guard is not None else None)
+        if sandbox is not None and sandbox.confined:
+            # Every process the command started ends with it (those that left its group
+            # too), before the check: nothing of it may plant after the put-back.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(sandbox.end_command)
     text = output.text()
     undone: list[str] = []
     defused: list[str] = []

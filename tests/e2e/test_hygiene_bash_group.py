@@ -19,7 +19,9 @@ def test_sigkill_of_launcher_mid_bash_call_leaves_no_process(
     script = tmp_path / "s.yaml"
     script.write_text(
         "steps:\n"
-        f"  - call: [{{tool: bash, args: {{command: 'sleep 300 & echo $! > {pidfile}; wait'}}}}]\n"
+        # The pid as the host sees it ($! is one of the commands' PID namespace).
+        "  - call: [{tool: bash, args: {command: 'sh -c \"read -r p _ </proc/self/stat;"
+        f" echo \\$p > {pidfile}; exec sleep 300\" & wait'}}}}]\n"
         "  - say: never\n"
     )
     config = write_config(tmp_path / "cfg", {})

@@ -282,10 +282,11 @@ def test_where_a_mount_namespace_can_be_had_protected_places_are_read_only(
 
 
 @pytest.mark.parametrize("who", WHO)
-def test_a_process_outliving_its_command_cannot_change_a_protected_place(who: str) -> None:
-    """A `setsid` process lives until the session's end, past its command's putting back:
-    the read-only bind holds it — root's own mount namespace, or an unprivileged launcher's
-    holder namespace (where user namespaces are allowed)."""
+def test_a_process_outside_its_commands_group_cannot_change_a_protected_place(who: str) -> None:
+    """A `setsid` process (out of its command's group) writes a protected place while its
+    command waits: the read-only bind refuses it, before any putting back — root's own
+    mount namespace, or an unprivileged launcher's holder namespace (where user
+    namespaces are allowed)."""
     if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
@@ -296,16 +297,18 @@ def test_a_process_outliving_its_command_cannot_change_a_protected_place(who: st
             " sleep 0.1; done"  # in a session of its own before this command's group dies
         )
         read = "touch go; for i in $(seq 1200); do [ -e wrote ] && break; sleep 0.1; done; cat"
-        results = shell(w, who, w.repo, "outlive", [writer, f"{read} .claude/hooks/check.sh"])
-        assert results[1]["content"].strip() == USER_HOOK.strip(), results
+        command = f"{writer}; {read} .claude/hooks/check.sh"
+        results = shell(w, who, w.repo, "outlive", [command])
+        assert results[0]["content"].strip() == USER_HOOK.strip(), results
         assert (w.repo / ".claude/hooks/check.sh").read_text() == USER_HOOK
 
 
 @pytest.mark.parametrize("who", WHO)
 def test_renaming_git_does_not_unprotect_its_config(who: str) -> None:
     """`mv .git .gitold && cp -a .gitold .git` would carry the read-only binds away and
-    leave a writable copy; a process left running would then poison the user's config
-    after the put-back. The parents of the places are mount points: the rename fails."""
+    leave a writable copy; a process out of its command's group would then poison the
+    user's config before the put-back. The parents of the places are mount points: the
+    rename fails."""
     if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n", ".claude/hooks/check.sh": USER_HOOK}) as w:
@@ -326,12 +329,12 @@ def test_renaming_git_does_not_unprotect_its_config(who: str) -> None:
             who,
             w.repo,
             "rename",
-            [escape, "mv .claude .claude-old", writer, f"{read}; cat .git/config"],
+            [escape, "mv .claude .claude-old", f"{writer}; {read}; cat .git/config"],
         )
         assert [r["is_error"] for r in results[:2]] == [True, True], results
         assert "busy" in results[0]["content"], results[0]
         assert "busy" in results[1]["content"], results[1]
-        assert "fsmonitor" not in results[3]["content"], results[3]
+        assert "fsmonitor" not in results[2]["content"], results[2]
         assert "busy" in (w.repo / "renamed.txt").read_text()
         assert (w.repo / ".git/config").read_text() == config
         assert not (w.repo / ".gitold").exists()
@@ -695,14 +698,12 @@ def _no_hopper_left(w: World, hopper: Path) -> None:
     assert "fsmonitor" not in (w.repo / "sub/.git/config").read_text()
 
 
-# An ordinary user only: root's commands have no PID namespace; its cgroup's kill held
-# but for one loaded run in six (the fsmonitor line written after the defusing).
-@pytest.mark.parametrize("who", ["nobody"])
+@pytest.mark.parametrize("who", WHO)
 def test_a_fast_hopper_is_ended_before_the_session_ends(who: str) -> None:
     """A process that forks its successor and exits at once, every few microseconds, is
-    ended with the session's PID namespace before the last put-back: nothing it plants
-    stays, nothing of it runs on."""
-    if holder_problem() is not None:
+    ended with the command's PID namespace before the put-back: nothing it plants stays,
+    nothing of it runs on."""
+    if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n"}) as w:
         hopper, start = _hop(w)
@@ -714,12 +715,12 @@ def test_a_fast_hopper_is_ended_before_the_session_ends(who: str) -> None:
             _end_hopper(str(hopper))
 
 
-@pytest.mark.parametrize("who", ["nobody"])  # as above: root has no PID namespace
+@pytest.mark.parametrize("who", WHO)
 def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
     """SIGKILL the launcher while a hopper it started runs: the kernel (the namespace's
-    init dies with the holder) and the watchdog end every process of it, and only then
-    are the protected places put back."""
-    if holder_problem() is not None:
+    init dies with the holder, or root's with the confined thread) and the watchdog end
+    every process of it, and only then are the protected places put back."""
+    if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n"}) as w:
         hopper, start = _hop(w)
@@ -751,6 +752,74 @@ def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
                 proc.kill()
                 proc.wait(timeout=WAIT_S)
             _end_hopper(str(hopper))
+
+
+LOOP = """import os, sys, time
+ws, started = sys.argv[1], sys.argv[2]
+os.setsid()
+end = time.monotonic() + 300
+while time.monotonic() < end:
+    try:
+        with open(os.path.join(ws, "sub/.git/config"), "a") as f:
+            f.write("[core]\\n\\tfsmonitor = touch looped\\n")
+        open(started, "a").close()
+    except OSError:
+        pass
+    time.sleep(0.05)
+"""
+"""A process that left its command's group and re-plants a model repository's fsmonitor
+every 50 ms for minutes."""
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_process_a_command_leaves_ends_with_the_command(who: str) -> None:
+    """A command starts a setsid'd loop re-planting `sub/.git/config` and returns: once its
+    result is in, no process of it is left, and the repository stays defused while the
+    model thinks (here: while the next command waits for the test's go)."""
+    if who != "root" and holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n"}) as w:
+        loop = w.repo / "loop.py"
+        loop.write_text(LOOP)
+        start = (
+            f"git init -q sub; (python3 {loop} $PWD started </dev/null >/dev/null 2>&1 &);"
+            " for i in $(seq 1200); do [ -e started ] && break; sleep 0.1; done; echo started"
+        )
+        thinking, go = w.repo / "thinking", w.repo / "go"  # the commands write there
+        wait = (
+            f"touch {thinking}; for i in $(seq 1200); do [ -e {go} ] && break; sleep 0.1; done;"
+            " grep -q fsmonitor sub/.git/config && echo planted || echo clean"
+        )
+        model = script(w, "h8", [("bash", {"command": start}), ("bash", {"command": wait})])
+        argv = _argv(who)
+        _own(w, who)
+        base = ["spawn", "--json", "--config-dir", str(w.config), "--workspace", str(w.repo)]
+        proc = subprocess.Popen(
+            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
+            cwd=w.root,
+            env=_env(w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            # The second command has started: the first one's result and check are done.
+            _wait_for(thinking.exists, "the second command")
+            assert _running(str(loop)) == [], "a process the first command left runs on"
+            assert "fsmonitor" not in (w.repo / "sub/.git/config").read_text()
+            go.touch()
+            out, err = proc.communicate(timeout=WAIT_S)
+            assert proc.returncode == 0, err
+            results = [e for e in parse_events(out) if e["type"] == "tool_result"]
+            assert results[0]["content"].startswith("started"), results
+            assert "defused" in results[0]["content"], results
+            assert results[1]["content"].strip() == "clean", results
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)
+            _end_hopper(str(loop))
 
 
 def test_an_unprivileged_launchers_commands_see_only_their_own_processes() -> None:

@@ -27,7 +27,8 @@ FIND_LAUNCHER = """
 import os, sys
 def launcher():
     # Up the parents to the launcher; its confined thread is the one with a seccomp filter.
-    pid = os.getppid()
+    # The host's /proc names them: in the commands' PID namespace the parent is out of sight.
+    pid = int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[1])
     while pid > 1:
         cmdline = open(f'/proc/{pid}/cmdline', 'rb').read()
         if b'subagent' in cmdline or b'launcher' in cmdline:
@@ -107,8 +108,12 @@ tried('tkill0', libc.syscall(200, tid, 0))
 tried('kill0', libc.kill(pid, 0))
 tried('kill0-tid', libc.kill(tid, 0))
 tried('kill0-all', libc.kill(-1, 0))
-tried('kill0-group', libc.kill(-os.getpgid(pid), 0))
-pidfd = os.pidfd_open(pid)
+group = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[2])  # host's number
+tried('kill0-group', libc.kill(-group, 0))
+try:
+    pidfd = os.pidfd_open(pid)  # the launcher's pid is not one in this PID namespace
+except OSError:
+    pidfd = -1
 tried('pidfd0', libc.syscall(424, pidfd, 0, None, 0))
 info = (ctypes.c_byte * 128)()
 tried('sigqueue0', libc.syscall(129, pid, 0, info))

@@ -24,15 +24,17 @@ from launcher import runtime
 from launcher.config.sandbox_field import parse_mode
 from launcher.config.types import SandboxMode, SandboxSettings
 from launcher.errors import ConfigError
-from launcher.procs import cgroup
+from launcher.procs import cgroup, strays
 from launcher.procs.watchdog import TMP_PREFIX
 from launcher.settings import BASH_SANDBOX, SANDBOX, bash_sandbox
 from launcher.tools.sandbox import namespaces, pidns
 from launcher.tools.sandbox.apply import MECHANISM_VAR, macos_argv, mechanism_problem
+from launcher.tools.sandbox.ends import CommandEnds
 from launcher.tools.sandbox.entry import ForkServer
 from launcher.tools.sandbox.namespaces import namespaces_problem
+from launcher.tools.sandbox.pidns import pidns_line
 from launcher.tools.sandbox.policy import SandboxPolicy, build_policy
-from launcher.tools.sandbox.readonly import Holder
+from launcher.tools.sandbox.readonly import Holder, degraded_line, holder_for
 from launcher.tools.sandbox.spawner import ConfinedProcess, ConfinedSpawner
 from launcher.trust import Protected, protected_set
 from launcher.trust.guard import Guard
@@ -88,6 +90,9 @@ def unavailable_line(problem: str) -> str:
     return f"sandbox: unavailable ({problem})"
 
 
+LEFT_RUNNING = f"the processes a command left (still running after {pidns.END_LIMIT_S:g}s)"
+
+
 class ShellSandbox:
     """One session's confinement of the processes its built-in tools start."""
 
@@ -138,6 +143,7 @@ class ShellSandbox:
             else NestedGuard.of(workspace, before)
         )
         self._lock = threading.Lock()
+        self._ends = CommandEnds()
         self._checking = threading.Lock()  # one put-back and walk at a time (run off the loop)
         self._spawner: ConfinedSpawner | None = None
         self._holder: Holder | None = None
@@ -145,6 +151,8 @@ class ShellSandbox:
         self._tmp: Path | None = None
         self._on_tmp = on_tmp
         self._on_init = on_init
+        self.left_running = False
+        """A command left processes that did not die in time (no more commands run)."""
         self.unrepaired_at_end: list[str] = []
         """What the session's end could not put back, defuse or remove (said on stderr)."""
 
@@ -175,7 +183,8 @@ class ShellSandbox:
         """The protected places not put back and git dirs not defused (this user's rwx given
         back and tried again): every later command is refused; empty when none."""
         nested = [] if self.nested is None else self.nested.failed
-        return [*self.guard.failed, *nested]
+        left = [LEFT_RUNNING] if self.left_running else []
+        return [*self.guard.failed, *nested, *left]
 
     @property
     def unchecked(self) -> str | None:
@@ -210,7 +219,16 @@ class ShellSandbox:
         return {**base, **caches, "TMPDIR": tmp}
 
     async def spawn(self, argv: list[str], **kwargs: Any) -> Any:
-        """Start `argv` confined, leading its own process group (kwargs as for Popen)."""
+        """Start `argv` confined, leading its own process group (kwargs as for Popen); each
+        command started is ended by one `end_command`."""
+        await self._ends.start()
+        try:
+            return await self._spawn(argv, **kwargs)
+        except BaseException:
+            self._ends.not_started()
+            raise
+
+    async def _spawn(self, argv: list[str], **kwargs: Any) -> Any:
         if sys.platform == "darwin" or self.namespaces:
             from launcher.procs.group import spawn_group
 
@@ -249,12 +267,13 @@ class ShellSandbox:
                 if argv[:3] == [cgroup.SHELL, "-c", cgroup.JOIN_SCRIPT]:
                     # The command joins the session's cgroup before it runs: that one write.
                     policy = policy.with_writable_file(Path(argv[3]))
-                holder, missing = _holder(policy)
+                holder, missing = holder_for(policy)
                 if holder is not None and holder.init is not None and holder.problem is None:
                     # The commands' own /proc, mounted there after the policy was made.
                     policy = policy.with_readable(Path(f"/proc/{holder.pid}/root/proc"))
                 try:
-                    spawner = ConfinedSpawner(policy)
+                    # Root makes the commands' PID namespace on its confined thread itself.
+                    spawner = ConfinedSpawner(policy, pid_namespace=holder is None)
                 except BaseException:
                     if holder is not None:
                         holder.close()
@@ -279,6 +298,12 @@ class ShellSandbox:
                     self._say(pidns_line(holder.problem))
                 if holder is not None and holder.init is not None and self._on_init:
                     self._on_init(holder.init)
+                if isinstance(spawner.init, str):
+                    self._say(pidns_line(spawner.init))
+                elif spawner.init is not None:
+                    strays.note_child(spawner.init.pid)  # started on purpose, reaped at the end
+                    if self._on_init:
+                        self._on_init(spawner.init.pid)
                 self._holder, self._spawner = holder, spawner
             return self._spawner
 
@@ -289,12 +314,29 @@ class ShellSandbox:
             said.add(line)
             sys.stderr.write(f"subagent: sandbox: {line}\n")
 
+    def _init(self) -> pidns.Init | None:
+        """The init of the commands' PID namespace (the holder's, or root's thread's)."""
+        with self._lock:
+            holder, spawner = self._holder, self._spawner
+        init = holder.commands_init if holder is not None else spawner and spawner.init
+        return init if isinstance(init, pidns.Init) else None
+
+    def end_command(self) -> bool:
+        """After a command: kill every process it left (all of the commands' PID namespace
+        but its init) and wait until they are gone; False if they did not go in time."""
+        return self._ends.end(self._empty)
+
+    def _empty(self) -> bool:
+        init = self._init()
+        ended = init is None or init.sweep()
+        self.left_running = self.left_running or not ended
+        return ended
+
     def end_commands(self) -> bool:
         """Kill every process the commands started (their PID namespace, where there is
         one) and wait until they are gone; False if they did not go in time."""
-        with self._lock:
-            holder = self._holder
-        return True if holder is None else holder.end_commands()
+        init = self._init()
+        return init is None or init.end()
 
     def restore_protected(self) -> list[str]:
         """Put back what the model's processes (all gone by now) changed in the protected
@@ -333,6 +375,8 @@ class ShellSandbox:
             self.guard.release()
         with self._lock:
             spawner, self._spawner = self._spawner, None
+            if spawner is not None and isinstance(spawner.init, pidns.Init):
+                spawner.init.close()
             tmp, self._tmp = self._tmp, None
             holder, self._holder = self._holder, None
             server, self._server = self._server, None
@@ -353,13 +397,6 @@ class ShellSandbox:
                     self.unrepaired_at_end.append(f"{tmp} (could not be removed: {exc.strerror})")
 
 
-def pidns_line(problem: str) -> str:
-    """What a run says, once, when its commands get no PID namespace or /proc of their own."""
-    if problem.startswith("/proc"):
-        return f"{problem}: commands see every process, under pids they cannot signal"
-    return f"{problem}: a process a command leaves may outlive the session"
-
-
 def unrepaired_line(paths: list[str]) -> str:
     """What is said of what the model changed that could not be put back or defused."""
     return (
@@ -374,31 +411,6 @@ def defused_line(defused: list[str]) -> str:
     return (
         "git repositories the model made were defused (config keys that run programs and "
         f"hooks removed): {', '.join(defused)}"
-    )
-
-
-def _holder(policy: SandboxPolicy) -> tuple[Holder | None, str | None]:
-    """Not root: a holder of the read-only world, where user namespaces allow one; else
-    None, and why when one was wanted (the mode, times and attributes of this user's files
-    outside the roots then stay changeable: docs/security.md says so)."""
-    from launcher.tools.sandbox.privileges import can_remount
-
-    if can_remount():
-        return None, None
-    try:
-        return Holder(policy), None
-    except OSError as exc:
-        # A leftover process of the user can hold every user namespace it may have: a
-        # model can bring this about, so it is never silent.
-        return None, f"no read-only namespace ({exc})"
-
-
-def degraded_line(problem: str) -> str:
-    """What a run says, once, when its commands get Landlock and seccomp alone."""
-    return (
-        f"{problem}: commands may change the mode and times of this user's files outside "
-        "the workspace, see every process, and a process a command leaves may outlive "
-        "the session"
     )
 
 

@@ -19,31 +19,44 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from launcher import runtime, settings
 from launcher.tools.sandbox.policy import SandboxPolicy
+
+if TYPE_CHECKING:
+    from launcher.tools.sandbox.pidns import Init
 
 MECHANISM_VAR = settings.SANDBOX_MECHANISM.name
 """`none`: behave as if the OS offered no sandbox; `auto` (default): probe."""
 
 
-def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = False) -> None:
+def confine_current_thread(
+    policy: SandboxPolicy, *, guard_launcher: bool = False, pid_namespace: bool = False
+) -> Init | str | None:
     """Confine the calling thread and all it will start; irreversible. OSError if refused.
 
     Root first gets a read-only world outside the writable roots and the protected places
     bound read-only; every caller loses the capabilities its children could regain.
     `guard_launcher`: this thread is one of the launcher's, so signals to this process, its
-    group and this thread are refused too."""
+    group and this thread are refused too. `pid_namespace` (root only): the processes this
+    thread starts are born in a PID namespace of their own; its init is returned (or why
+    there is none; None: not asked, or not root)."""
     from launcher.tools.sandbox.landlock import restrict_thread
     from launcher.tools.sandbox.mounts import protect_read_only
     from launcher.tools.sandbox.privileges import can_remount, drop_capabilities, read_only_outside
     from launcher.tools.sandbox.seccomp import filter_thread, protected_ids
 
+    init: Init | str | None = None
     if can_remount():
         try:
             read_only_outside(policy.writable, policy.writable_files)
         except OSError as exc:  # the rest still holds: better than no confinement at all
             logging.getLogger(__name__).warning("sandbox: no read-only world (%s)", exc)
+        if pid_namespace:  # needs CAP_SYS_ADMIN; started unconfined, out of the commands' reach
+            from launcher.tools.sandbox.pidns import start_here
+
+            init = start_here()
     # Before Landlock, which forbids mounting, and before the capabilities go.
     protect_read_only(policy.protected, policy.writable)
     drop_capabilities()
@@ -52,6 +65,7 @@ def confine_current_thread(policy: SandboxPolicy, *, guard_launcher: bool = Fals
     if guard_launcher:
         protect = protected_ids(os.getpid(), os.getpgid(0), (threading.get_native_id(),))
     filter_thread(policy.network, protect)
+    return init
 
 
 def mechanism_problem(env: Mapping[str, str] | None = None) -> str | None:

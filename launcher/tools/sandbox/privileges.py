@@ -210,10 +210,13 @@ def _hold_main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"error {exc}", flush=True)
         return 1
+    ask, answer = int(data["ask"]), int(data["answer"])
     try:
-        init, problem = pidns.start()
+        init, problem = pidns.start(ask, answer)
     except OSError as exc:  # as a refused namespace: the commands run as before
         init, problem = None, f"no PID namespace ({exc})"
+    os.close(ask)  # the init's now
+    os.close(answer)
     print("ready", json.dumps({"init": init, "problem": problem}), flush=True)
     sys.stdin.buffer.read()
     return 0

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from launcher.procs import strays
-from launcher.tools.sandbox.pidns import end as end_namespace
+from launcher.tools.sandbox.pidns import Init, pipes
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READY_LIMIT_S = 60.0
@@ -37,25 +37,37 @@ class Holder:
     """One session's user and mount namespaces, held by a process that waits on stdin."""
 
     def __init__(self, policy: SandboxPolicy) -> None:
-        spec = {
+        spec: dict[str, object] = {
             "writable": [str(p) for p in policy.writable],
             "writable_files": [str(p) for p in policy.writable_files],
             # The protected places inside the writable roots: read-only binds there too, so
             # a process that outlives its command cannot change them before the put-back.
             "protected": [str(p) for p in policy.protected],
         }
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(HOLDER), json.dumps(spec)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        theirs, ours = pipes()
+        spec["ask"], spec["answer"] = theirs
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(HOLDER), json.dumps(spec)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=theirs,
+            )
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
         strays.note_child(self._process.pid)  # started on purpose: not an orphan to sweep
         assert self._process.stdout is not None
         self.fds: tuple[int, ...] = ()
-        self._init: int | None = None
+        self._init: Init | None = None
+        self._ours: tuple[int, int] | None = ours
         line = self._process.stdout.readline().decode(errors="replace").strip()
         word, _, said = line.partition(" ")
         if word != "ready":
@@ -73,27 +85,28 @@ class Holder:
         )
         if self.init is not None:
             try:  # the holder has not reaped it: the pid is still the init's
-                self._init = os.pidfd_open(self.init)
-                pidns = os.open(f"/proc/{self.init}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+                pidfd = os.pidfd_open(self.init)
+                self._init = Init(self.init, pidfd, *ours)
+                self._ours = None
+                space = os.open(f"/proc/{self.init}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             except OSError as exc:
                 self.close()
                 raise OSError(f"the commands' PID namespace is gone: {exc}") from exc
-            self.fds = (*self.fds, pidns)
+            self.fds = (*self.fds, space)
 
     def ended(self, wait_s: float = 0.0) -> bool:
         """Whether the commands' PID namespace is gone, or goes within `wait_s` (its init
         died: the holder did, or someone killed it); no command can start in it any more."""
         if self._init is None:
             return False
-        readable, _, _ = select.select([self._init], [], [], wait_s)
+        readable, _, _ = select.select([self._init.pidfd], [], [], wait_s)
         return bool(readable)
 
-    def end_commands(self) -> bool:
-        """Kill the PID namespace's init, so every process in it, and wait (bounded) until
-        they are gone; whether they are (True, too, when there is no namespace)."""
-        if self._init is None:
-            return True
-        return end_namespace(self._init)
+    @property
+    def commands_init(self) -> Init | None:
+        """The init of the commands' PID namespace (None: there is none): `sweep` after a
+        command, `end` at the session's end."""
+        return self._init
 
     def close(self) -> None:
         """End the holder; the namespaces end with the last command in them."""
@@ -101,8 +114,12 @@ class Holder:
             os.close(fd)
         self.fds = ()
         if self._init is not None:
-            os.close(self._init)
+            self._init.close()
             self._init = None
+        if self._ours is not None:
+            for fd in self._ours:
+                os.close(fd)
+            self._ours = None
         if self._process.stdin is not None:
             self._process.stdin.close()
         try:
@@ -115,3 +132,28 @@ class Holder:
             pass  # reaped elsewhere: gone either way
         if self._process.stdout is not None:
             self._process.stdout.close()
+
+
+def holder_for(policy: SandboxPolicy) -> tuple[Holder | None, str | None]:
+    """Not root: a holder of the read-only world, where user namespaces allow one; else
+    None, and why when one was wanted (the mode, times and attributes of this user's files
+    outside the roots then stay changeable: docs/security.md says so)."""
+    from launcher.tools.sandbox.privileges import can_remount
+
+    if can_remount():
+        return None, None
+    try:
+        return Holder(policy), None
+    except OSError as exc:
+        # A leftover process of the user can hold every user namespace it may have: a
+        # model can bring this about, so it is never silent.
+        return None, f"no read-only namespace ({exc})"
+
+
+def degraded_line(problem: str) -> str:
+    """What a run says, once, when its commands get Landlock and seccomp alone."""
+    return (
+        f"{problem}: commands may change the mode and times of this user's files outside "
+        "the workspace, see every process, and a process a command leaves may outlive "
+        "the session"
+    )

@@ -24,6 +24,7 @@ import anyio.lowlevel
 
 from launcher.procs.hidden import set_not_dumpable
 from launcher.tools.sandbox.apply import confine_current_thread
+from launcher.tools.sandbox.pidns import Init
 from launcher.tools.sandbox.policy import SandboxPolicy
 
 READ_CHUNK = 65536
@@ -50,8 +51,12 @@ Job = Callable[[], None] | None
 class ConfinedSpawner:
     """A thread that confined itself to `policy`; `popen` starts processes from it."""
 
-    def __init__(self, policy: SandboxPolicy) -> None:
+    def __init__(self, policy: SandboxPolicy, *, pid_namespace: bool = False) -> None:
+        """`pid_namespace` (root): what this thread starts is born in a PID namespace of
+        its own (`init`: its init, or why there is none)."""
         self.policy = policy
+        self._pid_namespace = pid_namespace
+        self.init: Init | str | None = None
         # This process's memory and /proc entries (the confined thread's included) then
         # need CAP_SYS_PTRACE, which no command started here holds, root's shell included.
         set_not_dumpable()
@@ -65,7 +70,9 @@ class ConfinedSpawner:
 
     def _serve(self, ready: Future[None]) -> None:
         try:
-            confine_current_thread(self.policy, guard_launcher=True)
+            self.init = confine_current_thread(
+                self.policy, guard_launcher=True, pid_namespace=self._pid_namespace
+            )
         except OSError as exc:
             ready.set_exception(exc)
             return
