@@ -100,6 +100,18 @@ os.waitpid(tracer, 0)
 """
 )
 
+SECOND_THREAD = (
+    ASK
+    + """
+import os, threading
+from launcher.procs.hidden import set_not_dumpable
+hold_r, hold_w = os.pipe()
+threading.Thread(target=os.read, args=(hold_r, 1), daemon=True).start()
+assert set_not_dumpable()
+ask_and_report()  # as while a tracer hops from thread to thread faster than a check reads them
+"""
+)
+
 HONEST = """
 import json, os
 from launcher.procs.hidden import restore
@@ -153,4 +165,10 @@ def test_a_child_traced_since_its_first_moments_gets_nothing() -> None:
 
 def test_a_child_with_one_thread_traced_gets_nothing() -> None:
     got = _child_got(THREAD_TRACED)
+    assert got == {"raw": "", "fds": 0}
+
+
+def test_a_child_with_a_second_thread_gets_nothing() -> None:
+    """A worker asks before it starts any thread: a second one is a tracer's foothold."""
+    got = _child_got(SECOND_THREAD)
     assert got == {"raw": "", "fds": 0}

@@ -353,3 +353,6 @@ async def test_a_holder_that_cannot_be_made_is_said_or_refuses(
         assert (tmp_path / "ws" / "ran1").exists() and (tmp_path / "ws" / "ran2").exists()
         assert err.count("subagent: sandbox: no read-only namespace (") == 1, err
         assert "outside the workspace" in err
+        # A serve worker's stderr is a log file: the model is told with the first output.
+        assert first.content.startswith("[subagent: sandbox: no read-only namespace ("), first
+        assert "sandbox" not in second.content, second

@@ -80,14 +80,23 @@ def set_not_dumpable() -> bool:
         return False
 
 
-def out_of_reach(pid: int) -> bool:
+def out_of_reach(pid: int, *, one_thread: bool = False) -> bool:
     """Whether the process `pid` (our child, not yet reaped) is out of another same-user
     process's reach: no thread traced, and (for a launcher that is not root) non-dumpable — its
     /proc/PID files then belong to root, not to its user. A process that attached to it
-    in its first moments, or made its prctl a no-op, shows here."""
+    in its first moments, or made its prctl a no-op, shows here. `one_thread`: it must
+    have no thread but its main one (a worker asking for its hand-over has none)."""
     if not sys.platform.startswith("linux"):
         return True
     try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as status:
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+        # The kernel's own count, read at once: a tracer that keeps a thread of its own in
+        # there, however it hops from thread to thread, makes it two or more.
+        if one_thread and int(fields["Threads"]) != 1:
+            return False
+        if int(fields["TracerPid"]) != 0:
+            return False
         # Every thread: a tracer may keep one the process made in its first moments and
         # let the others go.
         for tid in os.listdir(f"/proc/{pid}/task"):
@@ -97,7 +106,7 @@ def out_of_reach(pid: int) -> bool:
                 return False
         euid = os.geteuid()
         return euid == 0 or os.stat(f"/proc/{pid}/mem").st_uid != euid
-    except (OSError, StopIteration, ValueError, IndexError):
+    except (OSError, StopIteration, ValueError, IndexError, KeyError):
         return False
 
 
@@ -333,7 +342,7 @@ def _answer(ours: socket.socket, payload: bytes, pid: int, channel: list[int]) -
                     continue
                 if struct.unpack("3i", cred)[0] != pid or not _same_process(offered, child):
                     continue  # made by another process: it gets nothing
-                if not out_of_reach(pid):
+                if not out_of_reach(pid, one_thread=True):
                     import logging
 
                     logging.getLogger(__name__).warning(

@@ -146,6 +146,10 @@ async def run_bash(
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(sandbox.end_command)
     text = output.text()
+    if sandbox is not None and sandbox.notices:
+        # A serve worker's stderr is a log: what its commands lack reaches the model too.
+        said, sandbox.notices[:] = list(sandbox.notices), []
+        text = "".join(f"[subagent: sandbox: {line}]\n" for line in said) + text
     undone: list[str] = []
     defused: list[str] = []
     cut: str | None = None

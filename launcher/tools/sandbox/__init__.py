@@ -153,6 +153,7 @@ class ShellSandbox:
         self._on_init = on_init
         self.left_running = False
         """A command left processes that did not die in time (no more commands run)."""
+        self.notices: list[str] = []  # said once, also in the next command's result
         self.unrepaired_at_end: list[str] = []
         """What the session's end could not put back, defuse or remove (said on stderr)."""
 
@@ -307,11 +308,11 @@ class ShellSandbox:
                 self._holder, self._spawner = holder, spawner
             return self._spawner
 
-    @staticmethod
-    def _say(line: str) -> None:
+    def _say(self, line: str) -> None:
         said = runtime.current().sandbox.said
-        if line not in said:
+        if line not in said:  # on stderr, and to the model with its command's output
             said.add(line)
+            self.notices.append(line)
             sys.stderr.write(f"subagent: sandbox: {line}\n")
 
     def _init(self) -> pidns.Init | None:
