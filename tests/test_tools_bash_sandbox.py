@@ -356,3 +356,15 @@ async def test_a_holder_that_cannot_be_made_is_said_or_refuses(
         # A serve worker's stderr is a log file: the model is told with the first output.
         assert first.content.startswith("[subagent: sandbox: no read-only namespace ("), first
         assert "sandbox" not in second.content, second
+
+
+@needs_mechanism
+async def test_a_command_whose_processes_did_not_end_is_an_error(
+    shell: ShellSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When what a command started cannot be ended in time (its namespace's init stopped
+    from outside), its result says so and is an error, not a success."""
+    monkeypatch.setattr(ShellSandbox, "end_command", lambda self: False)
+    result = await run_bash("echo hi", tmp_path / "ws", 30.0, 10_000, sandbox=shell)
+    assert result.is_error
+    assert "did not end in time" in result.content and "hi" in result.content

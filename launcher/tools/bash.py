@@ -140,11 +140,12 @@ async def run_bash(
     finally:
         # The group outlives its leader when a command backgrounds work; kill it regardless.
         await end_call_group(process, guard.release if guard is not None else None)
+        ended = True
         if sandbox is not None and sandbox.confined:
             # Every process the command started ends with it (those that left its group
             # too), before the check: nothing of it may plant after the put-back.
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(sandbox.end_command)
+                ended = await anyio.to_thread.run_sync(sandbox.end_command)
     text = output.text()
     if sandbox is not None and sandbox.notices:
         # A serve worker's stderr is a log: what its commands lack reaches the model too.
@@ -158,8 +159,13 @@ async def run_bash(
         undone = await anyio.to_thread.run_sync(sandbox.restore_protected)
         defused = await anyio.to_thread.run_sync(sandbox.defuse_nested)
         cut = sandbox.cut_line()
-    if undone or defused or cut:
+    if undone or defused or cut or not ended:
         notes = []
+        if not ended:
+            notes.append(
+                "Error: processes this command started did not end in time (they are ended "
+                "with the session); no more commands are run."
+            )
         if undone:
             notes.append(
                 "Protected paths were changed and have been put back as they were: "
