@@ -520,8 +520,12 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
                 lambda: "pager" not in (w.repo / "sub/.git/config").read_text(),
                 "the model's repository to be defused",
             )
-            guards = list((w.state / "guard").glob("*/originals.json"))
-            assert guards == [], guards  # the last user gone: the copy goes too
+            # The last user gone, the copy goes too: removed last (a put-back cut short
+            # keeps it for another try), so a moment after the defusing.
+            _wait_for(
+                lambda: list((w.state / "guard").glob("*/originals.json")) == [],
+                "the guard's copy to be removed",
+            )
         finally:
             if proc.poll() is None:
                 proc.kill()
