@@ -85,7 +85,9 @@ def test_no_tool_result_shows_a_launcher_secret(
             assert value not in result["content"], f"{name} leaked via {result['name']}"
     first = results[0]["content"]
     if mechanism_problem() is None:  # confined: no capability, not even root's, reads it
-        assert "Permission denied" in first, first
+        # In the commands' PID namespace the launcher is outside: $PPID is 0, no such file
+        # (every process the command can see is still read by the glob above: nothing).
+        assert "Permission denied" in first or "/proc/0/environ: No such file" in first, first
     elif os.geteuid() == 0:  # unconfined root reads the (non-dumpable) launcher's: clean
         assert "SUBAGENT_HOME=" in first
     reads = [r for r in results if r["name"] == "read"]
