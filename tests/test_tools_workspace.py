@@ -117,3 +117,24 @@ def test_the_state_home_inside_the_workspace_is_refused(
     with pytest.raises(ToolError, match="refused"):
         ws.open(ws.resolve(".local/state/subagent/guard/x.json"), os.O_WRONLY | os.O_CREAT)
     assert ws.contains(ws.resolve(".local/state/other.txt"))
+
+
+def test_the_homes_credentials_are_refused_when_the_workspace_is_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session run in ~: the file tools read no SSH key, cloud credential or Ray token
+    there, as the shell cannot; the rest of the home is the workspace's."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----")
+    (home / ".aws").mkdir()
+    (home / ".aws/credentials").write_text("[default]\naws_secret_access_key = x")
+    (home / "notes.txt").write_text("mine")
+    monkeypatch.setenv("HOME", str(home))
+    ws = Workspace(home)
+    for rel in (".ssh/id_rsa", ".aws/credentials"):
+        path = ws.resolve(rel)
+        assert not ws.contains(path), rel
+        with pytest.raises(ToolError, match="refused"):
+            ws.open(path, os.O_RDONLY)
+    assert ws.contains(ws.resolve("notes.txt"))
