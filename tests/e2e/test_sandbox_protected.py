@@ -758,6 +758,57 @@ def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
             _end_hopper(str(hopper))
 
 
+def _watchdog_of(launcher: int) -> int | None:
+    """The launcher's watchdog process (`python -m launcher.procs.watchdog`, its child)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == launcher and b"launcher.procs.watchdog" in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+    return None
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_fast_hopper_dies_with_a_launcher_killed_with_its_watchdog(who: str) -> None:
+    """SIGKILL the launcher and its watchdog together while a hopper runs: nothing is left
+    to put the places back (docs/security.md says so), but the kernel still ends every
+    process of the commands' namespace (its init dies with the holder, or with root's
+    confined thread)."""
+    if who != "root" and holder_problem() is not None:
+        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
+    with world({"README.md": "# project\n"}) as w:
+        hopper, start = _hop(w)
+        model = script(w, "kill", [("bash", {"command": f"{start}; sleep 600"})])
+        argv = _argv(who)
+        _own(w, who)
+        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
+        proc = subprocess.Popen(
+            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
+            cwd=w.root,
+            env=_env(w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
+            watchdog = _watchdog_of(proc.pid)
+            assert watchdog is not None, "no watchdog found"
+            os.kill(watchdog, signal.SIGKILL)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=WAIT_S)
+            _wait_for(lambda: _running(str(hopper)) == [], "the hopper to be ended")
+            left = [pid for _ in range(50) for pid in _running(str(hopper))]
+            assert left == [], f"the hopper outlived the launcher: {sorted(set(left))}"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)
+            _end_hopper(str(hopper))
+
+
 LOOP = """import os, sys, time
 ws, started = sys.argv[1], sys.argv[2]
 os.setsid()
