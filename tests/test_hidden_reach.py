@@ -7,18 +7,15 @@ root, and root's processes' /proc files are root's whether dumpable or not)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import sysconfig
-from pathlib import Path
 
 import pytest
 
+from tests.unprivileged_python import python_as_other_than_root
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ptrace, prctl")
 
-NOBODY = 65534
 LIMIT_S = 120
 KEY = "sk-reach-123456789"
 
@@ -120,24 +117,9 @@ print(json.dumps({"raw": os.environ.get("SUBAGENT_TEST_API_KEY", ""), "fds": 0})
 """
 
 
-def _unprivileged_python() -> list[str]:
-    """A Python command line as this user; as root, as uid 65534 with a system interpreter
-    it may run and this tree on its path."""
-    if os.geteuid() != 0:
-        return [sys.executable]
-    system = shutil.which("python3", path="/usr/bin:/bin")
-    if shutil.which("setpriv") is None or system is None:
-        pytest.skip("root without setpriv or a system python3: no unprivileged user to run as")
-    paths = os.pathsep.join(
-        [str(Path(__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"]]
-    )
-    drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    return [*drop, "env", f"PYTHONPATH={paths}", system]
-
-
 def _child_got(child: str) -> dict[str, object]:
     run = subprocess.run(
-        [*_unprivileged_python(), "-c", PARENT, child, KEY],
+        [*python_as_other_than_root(), "-c", PARENT, child, KEY],
         capture_output=True,
         text=True,
         timeout=LIMIT_S,

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -18,8 +17,8 @@ import pytest
 
 from launcher.engines.ray_node import _is_own_offer
 from launcher.procs.sealed import SEAL_KEY_OP
+from tests.unprivileged_python import python_as_other_than_root
 
-NOBODY = 65534
 LIMIT_S = 120
 
 TASK = """
@@ -60,24 +59,9 @@ print(json.dumps(out), flush=True)
 """
 
 
-def _as_other_than_root() -> list[str]:
-    """A Python command line as this user; as root (whom no ptrace rule stops), as an
-    unprivileged uid, with a system interpreter it may run and this tree on its path."""
-    if os.geteuid() != 0:
-        return [sys.executable]
-    system = shutil.which("python3", path="/usr/bin:/bin")
-    if shutil.which("setpriv") is None or system is None:
-        pytest.skip("root without setpriv or a system python3: no unprivileged user to run as")
-    paths = os.pathsep.join(
-        [str(Path(__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"]]
-    )
-    drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    return [*drop, "env", f"PYTHONPATH={paths}", system]
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl/pidfd are Linux")
 def test_a_same_user_process_takes_none_of_the_tasks_sockets() -> None:
-    python = _as_other_than_root()
+    python = python_as_other_than_root()
     ws = Path(tempfile.mkdtemp(prefix="rayauth-"))
     try:
         ws.chmod(0o777)
@@ -318,7 +302,7 @@ def _grabbed_run(task_script: str, flag: str) -> list[dict[str, object]]:
     run's end is the worker's and what it took is no end of the channel. The grab's log."""
     import time
 
-    python = _as_other_than_root()
+    python = python_as_other_than_root()
     ws = Path(tempfile.mkdtemp(prefix="raylines-"))
     try:
         ws.chmod(0o777)

@@ -348,6 +348,21 @@ def holder_problem() -> str | None:
     return None
 
 
+def _launch(w: World, who: str, model: Path, workspace: Path) -> subprocess.Popen[bytes]:
+    """`spawn` of the `shell` agent on the scripted `model` in `workspace`, as `who`, in the
+    background (its output unread: these tests look at what it leaves)."""
+    _own(w, who)
+    base = ["spawn", "--config-dir", str(w.config), "--workspace", str(workspace)]
+    return subprocess.Popen(
+        [*_argv(who), *base, "--model", f"scripted:{model}", "shell", "go"],
+        cwd=w.root,
+        env=_env(w),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def _wait_for(condition: Any, what: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while not condition():
@@ -364,17 +379,7 @@ def test_a_killed_launchers_tmpdir_goes(who: str) -> None:
         lock = 'mkdir -p "$TMPDIR/a/b" && touch "$TMPDIR/a/b/f" && chmod 000 "$TMPDIR/a"'
         command = f"{lock}; echo $TMPDIR > {told}; sleep 600"
         model = script(w, "sleep", [("bash", {"command": command})])
-        argv = _argv(who)
-        _own(w, who)
-        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(told.parent)]
-        proc = subprocess.Popen(
-            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
-            cwd=w.root,
-            env=_env(w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = _launch(w, who, model, told.parent)
         try:
             _wait_for(lambda: told.exists() and told.read_text().strip(), "the command")
             tmp = Path(told.read_text().strip())
@@ -491,17 +496,7 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
             f" echo yes > {started}; sleep 600"
         )
         model = script(w, "kill", [("bash", {"command": command})])
-        argv = _argv(who)
-        _own(w, who)
-        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
-        proc = subprocess.Popen(
-            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
-            cwd=w.root,
-            env=_env(w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = _launch(w, who, model, w.repo)
         try:
             _wait_for(lambda: started.exists(), "the command")
             assert os.path.lexists(w.repo / ".subagent/mcp.json")  # not refused: made
@@ -729,17 +724,7 @@ def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
     with world({"README.md": "# project\n"}) as w:
         hopper, start = _hop(w)
         model = script(w, "kill", [("bash", {"command": f"{start}; sleep 600"})])
-        argv = _argv(who)
-        _own(w, who)
-        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
-        proc = subprocess.Popen(
-            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
-            cwd=w.root,
-            env=_env(w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = _launch(w, who, model, w.repo)
         try:
             _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
             proc.send_signal(signal.SIGKILL)
@@ -781,17 +766,7 @@ def test_a_fast_hopper_dies_with_a_launcher_killed_with_its_watchdog(who: str) -
     with world({"README.md": "# project\n"}) as w:
         hopper, start = _hop(w)
         model = script(w, "kill", [("bash", {"command": f"{start}; sleep 600"})])
-        argv = _argv(who)
-        _own(w, who)
-        base = ["spawn", "--config-dir", str(w.config), "--workspace", str(w.repo)]
-        proc = subprocess.Popen(
-            [*argv, *base, "--model", f"scripted:{model}", "shell", "go"],
-            cwd=w.root,
-            env=_env(w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = _launch(w, who, model, w.repo)
         try:
             _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
             watchdog = _watchdog_of(proc.pid)
