@@ -31,6 +31,7 @@ from launcher.tools.sandbox import mechanism_problem
 from launcher.tools.sandbox.namespaces import UNSHARE_FLAGS, namespaces_problem
 from tests.e2e.conftest import parse_events
 from tests.e2e.isolation_support import RUN_LIMIT_S, World, world
+from tests.e2e.spare_support import children
 from tests.e2e.unprivileged import NOBODY, user_can, user_prefix
 
 pytestmark = [
@@ -714,11 +715,23 @@ def test_a_fast_hopper_is_ended_before_the_session_ends(who: str) -> None:
             _end_hopper(str(hopper))
 
 
+def _watchdog_of(launcher: int) -> int | None:
+    """The launcher's watchdog process (`python -m launcher.procs.watchdog`, its child)."""
+    for pid in children(launcher):
+        with contextlib.suppress(OSError):
+            if b"launcher.procs.watchdog" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+    return None
+
+
+@pytest.mark.parametrize("with_watchdog", [False, True], ids=["launcher", "and-watchdog"])
 @pytest.mark.parametrize("who", WHO)
-def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
+def test_a_fast_hopper_dies_with_a_killed_launcher(who: str, with_watchdog: bool) -> None:
     """SIGKILL the launcher while a hopper it started runs: the kernel (the namespace's
     init dies with the holder, or root's with the confined thread) and the watchdog end
-    every process of it, and only then are the protected places put back."""
+    every process of it, and only then are the protected places put back. Killed together
+    with its watchdog, nothing is left to put the places back (docs/security.md says so),
+    but the kernel still ends every process of the commands' namespace."""
     if who != "root" and holder_problem() is not None:
         pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
     with world({"README.md": "# project\n"}) as w:
@@ -727,8 +740,17 @@ def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
         proc = _launch(w, who, model, w.repo)
         try:
             _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
+            if with_watchdog:
+                watchdog = _watchdog_of(proc.pid)
+                assert watchdog is not None, "no watchdog found"
+                os.kill(watchdog, signal.SIGKILL)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=WAIT_S)
+            if with_watchdog:
+                _wait_for(lambda: _running(str(hopper)) == [], "the hopper to be ended")
+                left = [pid for _ in range(50) for pid in _running(str(hopper))]
+                assert left == [], f"the hopper outlived the launcher: {sorted(set(left))}"
+                return
             # The watchdog's put-back is done when the last user of the record is gone.
             _wait_for(
                 lambda: list((w.state / "guard").glob("*/originals.json")) == [],
@@ -736,47 +758,6 @@ def test_a_fast_hopper_dies_with_a_killed_launcher(who: str) -> None:
             )
             _wait_for(lambda: not os.path.lexists(w.repo / ".mcp.json"), "the put-back")
             _no_hopper_left(w, hopper)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=WAIT_S)
-            _end_hopper(str(hopper))
-
-
-def _watchdog_of(launcher: int) -> int | None:
-    """The launcher's watchdog process (`python -m launcher.procs.watchdog`, its child)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == launcher and b"launcher.procs.watchdog" in (entry / "cmdline").read_bytes():
-                return int(entry.name)
-    return None
-
-
-@pytest.mark.parametrize("who", WHO)
-def test_a_fast_hopper_dies_with_a_launcher_killed_with_its_watchdog(who: str) -> None:
-    """SIGKILL the launcher and its watchdog together while a hopper runs: nothing is left
-    to put the places back (docs/security.md says so), but the kernel still ends every
-    process of the commands' namespace (its init dies with the holder, or with root's
-    confined thread)."""
-    if who != "root" and holder_problem() is not None:
-        pytest.skip(f"no holder namespace for an unprivileged launcher: {holder_problem()}")
-    with world({"README.md": "# project\n"}) as w:
-        hopper, start = _hop(w)
-        model = script(w, "kill", [("bash", {"command": f"{start}; sleep 600"})])
-        proc = _launch(w, who, model, w.repo)
-        try:
-            _wait_for(lambda: (w.repo / "started").exists(), "the hopper")
-            watchdog = _watchdog_of(proc.pid)
-            assert watchdog is not None, "no watchdog found"
-            os.kill(watchdog, signal.SIGKILL)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=WAIT_S)
-            _wait_for(lambda: _running(str(hopper)) == [], "the hopper to be ended")
-            left = [pid for _ in range(50) for pid in _running(str(hopper))]
-            assert left == [], f"the hopper outlived the launcher: {sorted(set(left))}"
         finally:
             if proc.poll() is None:
                 proc.kill()
