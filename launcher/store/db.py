@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -118,7 +119,7 @@ def connect(home: Path, *, create: bool = True, shared: bool = False) -> sqlite3
     )
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode=WAL")
+    _into_wal(conn)
     # NORMAL in WAL mode survives a killed process; only a power cut may lose the last commit.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -127,6 +128,26 @@ def connect(home: Path, *, create: bool = True, shared: bool = False) -> sqlite3
         with contextlib.suppress(OSError):
             os.chmod(str(path) + suffix, 0o600)
     return conn
+
+
+def _into_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting out other processes as long as any write would wait.
+
+    SQLite answers a journal-mode change on a new, empty database with "locked" at once,
+    without its busy handler, when another process opens it at the same moment: two
+    first sessions starting together lost one's whole store record.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def migrate(conn: sqlite3.Connection) -> int:
