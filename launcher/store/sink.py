@@ -16,6 +16,7 @@ import contextlib
 import functools
 import json
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from launcher.events import (
     UserMessage,
 )
 from launcher.store import checkpoint
-from launcher.store.db import connect, index_new, write
+from launcher.store.db import connect, db_path, index_new, write
 from launcher.store.owner import Owner
 from launcher.store.runlock import RunLock, lock_path, take_claimed
 
@@ -99,9 +100,14 @@ class StoreSink:
             return
         try:
             handler(self, event)
-        except (sqlite3.Error, OSError):
+        except (sqlite3.Error, OSError) as exc:
             # A broken store must not end the run: events.jsonl is still the raw record.
             self._broken = True
+            sys.stderr.write(
+                f"subagent: warning: the session store {db_path(self.home)} could not be"
+                f" written ({exc}): `subagent log` misses this session; its events.jsonl"
+                " keeps it\n"
+            )
             if self._conn is not None:
                 forget_connection(self.home, self._held)
             self._close()

@@ -26,5 +26,7 @@ def test_a_damaged_store_is_named_and_never_ends_a_run(tmp_path: Path) -> None:
         assert str(damaged) in failed.stderr
         assert "Traceback" not in failed.stderr
     assert run.code == 0, run.stderr
+    # The run goes on, but says once that the store missed it.
+    assert run.stderr.count(f"the session store {damaged} could not be written") == 1
     assert run.end()["result"] == "still fine"
     assert (state / "sessions").is_dir()  # events.jsonl is still the raw record
