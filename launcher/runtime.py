@@ -42,6 +42,9 @@ class Secrets:
     in_block: set[str] | None = None
     """After a hand-over was restored: the names that stayed in the environment block
     (procs/hidden.py); None before."""
+    refused: bool = False
+    """A pulled hand-over that brought nothing: the parent found this process within
+    another's reach when it asked (procs/hidden.py)."""
     handed: dict[str, tuple[str, float]] = dataclasses.field(default_factory=dict)
     """Tokens serve learned per request (callers' JWTs), handed down to workers started
     from now on: value -> (its variable, when it expires) (backend/callers.py)."""

@@ -22,7 +22,13 @@ import anyio.abc
 from launcher.backend import protocol
 from launcher.backend.inputs import HostInputs
 from launcher.backend.protocol import Job, RunState
-from launcher.backend.spare import SPARE_COUNT, SparePool, start_worker
+from launcher.backend.spare import (
+    REFUSED_ERROR,
+    SPARE_COUNT,
+    SparePool,
+    start_worker,
+    was_refused,
+)
 from launcher.errors import RunError
 from launcher.events import RunStatus
 from launcher.procs.group import Ladder, stop_group
@@ -425,4 +431,8 @@ async def drive_worker(
             spare.merge_log()
         entry.inputs.pending.clear()
         if not entry.final:
-            entry.error = f"worker exited unexpectedly (status {process.returncode})"
+            entry.error = (
+                REFUSED_ERROR
+                if was_refused(process)
+                else f"worker exited unexpectedly (status {process.returncode})"
+            )

@@ -19,6 +19,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from signal import Signals
@@ -118,7 +119,7 @@ async def start_worker(
     handover.answer(process.pid)
     stdin = await anyio.abc.UNIXSocketStream.from_socket(down)
     stdout = await anyio.abc.UNIXSocketStream.from_socket(up)
-    return ChannelProcess(process, stdin, stdout)
+    return ChannelProcess(process, stdin, stdout, handover.refused)
 
 
 class ChannelProcess(anyio.abc.Process):
@@ -129,10 +130,13 @@ class ChannelProcess(anyio.abc.Process):
         process: anyio.abc.Process,
         stdin: anyio.abc.ByteSendStream,
         stdout: anyio.abc.ByteReceiveStream,
+        refused: threading.Event,
     ) -> None:
         self._process = process
         self._stdin = stdin
         self._stdout = stdout
+        self.refused = refused
+        """Set if its hand-over was refused: it got no channel and runs nothing."""
 
     async def aclose(self) -> None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError):
@@ -192,6 +196,11 @@ class Spare:
     token learned since, and would not mask it."""
     moved_to: Path | None = field(default=None, init=False)
 
+    @property
+    def refused(self) -> bool:
+        """Its hand-over was refused: it got no channel and runs nothing."""
+        return was_refused(self.process)
+
     def adopt_log(self, log_path: Path) -> None:
         """Its stderr becomes the sub-agent's log: renamed now, or appended at the end
         (`merge_log`) when that log already exists (a re-run batch task's)."""
@@ -212,6 +221,17 @@ class Spare:
             with os.fdopen(private_opener(str(target), flags), "ab") as out:
                 out.write(data)
             self.log_path.unlink()
+
+
+REFUSED_ERROR = (
+    "worker refused its hand-over: when it asked, another process could reach it (traced, an"
+    " extra thread, or still dumpable); it was given nothing and ran nothing"
+)
+
+
+def was_refused(process: anyio.abc.Process) -> bool:
+    """Whether `process` is a worker whose hand-over was refused (procs/hidden.py)."""
+    return isinstance(process, ChannelProcess) and process.refused.is_set()
 
 
 def _identity(path: str | Path) -> tuple[int, int] | None:
@@ -281,12 +301,14 @@ class SparePool:
             candidate = self._ready.pop(0)
             if (
                 candidate.process.returncode is None
+                and not candidate.refused
                 and candidate.cwd == here
                 and candidate.handed == handed_generation()
             ):
                 spare = candidate
                 self._taken.append(candidate.process.pid)
-            else:  # it died, its directory is not this job's, or it lacks a newer token
+            else:  # it died or was refused, its directory is not this job's, or it lacks a
+                # newer token
                 self._retired.append(candidate)
         self._wanted.set()
         return spare

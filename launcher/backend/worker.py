@@ -342,13 +342,19 @@ def main() -> None:
     secrets come first, sealed to a key this worker offers)."""
     from launcher import telemetry
     from launcher.backend.spare import LEAN_FLAG, SPARE_FLAG, SPARE_NAME, WARMING_NAME
-    from launcher.procs.hidden import restore
+    from launcher.procs.hidden import refused, restore
     from launcher.runtime import Runtime, install
 
     install(Runtime())  # this worker's own: what it learns is its sessions' alone
     # The secrets serve handed over, and (a serve or batch worker) its stdin and stdout:
     # before anything reads the environment or the channel.
     restore()
+    if refused():
+        sys.stderr.write(
+            "subagent worker: its hand-over was refused (this process was traced, had other"
+            " threads or was still dumpable when it asked): it runs nothing\n"
+        )
+        os._exit(2)
     sealed = SEALED_FLAG in sys.argv[1:]
     sealed_job = _open_sealed() if sealed else None
     if sealed and sealed_job is None:

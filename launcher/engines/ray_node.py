@@ -144,6 +144,11 @@ def start_sealed_worker(
         proc.wait()
         stdin.close()
         stdout.close()
+        if handover.refused.is_set():
+            raise ValueError(
+                "sealed hand-over refused: when the worker asked, another process could reach"
+                " it (traced, an extra thread, or still dumpable); it was given nothing"
+            )
         raise ValueError("sealed hand-over: the first line is not the started worker's key offer")
     return SealedStart(proc, stdin, stdout, first)
 

@@ -34,6 +34,7 @@ import json
 import os
 import socket
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 
 from launcher import runtime, settings
@@ -177,13 +178,16 @@ def restore() -> bool:
     held.in_block = set(os.environ)
     sealed_off = set_not_dumpable()  # before the secrets are in this process's memory
     try:
-        if value.startswith(PULL_PREFIX):
+        pulled = value.startswith(PULL_PREFIX)
+        if pulled:
             if not sealed_off:
-                return True  # still dumpable: ask for nothing (the parent would refuse)
+                held.refused = True  # still dumpable: ask for nothing (the parent would refuse)
+                return True
             fd = _ask(int(value[len(PULL_PREFIX) :]))
         else:
             fd = int(value)
         raw, channel = _receive(fd)
+        held.refused = pulled and not raw and not channel  # an answer is never empty
         _take_channel(channel)
         payload = json.loads(raw or b"{}")
     except (OSError, ValueError):
@@ -195,6 +199,11 @@ def restore() -> bool:
             if group == "secret":
                 note_hidden(values)
     return True
+
+
+def refused() -> bool:
+    """Whether this process's pulled hand-over was refused: it holds no secrets, no channel."""
+    return runtime.current().secrets.refused
 
 
 def _receive(fd: int) -> tuple[bytes, list[int]]:
@@ -273,6 +282,8 @@ class PulledHandover:
         self._channel = [os.dup(fd) for fd in channel] if channel is not None else []
         ours, theirs = socket.socketpair()
         self._ours: socket.socket | None = ours
+        self.refused = threading.Event()
+        """Set when the child was found within another process's reach: it got nothing."""
         self.fd = theirs.detach()
         os.set_inheritable(self.fd, True)
         self.env = {**env, HANDOVER_VAR: f"{PULL_PREFIX}{self.fd}"}
@@ -280,12 +291,10 @@ class PulledHandover:
     def answer(self, pid: int) -> None:
         """The child `pid` started: close our copy of its end, answer it from a thread."""
         os.close(self.fd)
-        import threading
-
         ours, self._ours = self._ours, None
         channel, self._channel = self._channel, []
         if ours is not None:
-            args = (ours, self._payload, pid, channel)
+            args = (ours, self._payload, pid, channel, self.refused)
             threading.Thread(target=_answer, args=args, name="handover", daemon=True).start()
         else:  # answered before: nothing more goes out
             for fd in channel:
@@ -303,9 +312,12 @@ class PulledHandover:
         self._channel = []
 
 
-def _answer(ours: socket.socket, payload: bytes, pid: int, channel: list[int]) -> None:
+def _answer(
+    ours: socket.socket, payload: bytes, pid: int, channel: list[int], refused: threading.Event
+) -> None:
     """Send `payload` (and the `channel` descriptors with it) into the first socket offered
-    that the child `pid` made itself; our copies of the channel are closed at the end."""
+    that the child `pid` made itself, if out of reach (else `refused` is set, before the
+    child sees its EOF); our copies of the channel are closed at the end."""
     import struct
 
     try:
@@ -343,10 +355,11 @@ def _answer(ours: socket.socket, payload: bytes, pid: int, channel: list[int]) -
                 if struct.unpack("3i", cred)[0] != pid or not _same_process(offered, child):
                     continue  # made by another process: it gets nothing
                 if not out_of_reach(pid, one_thread=True):
+                    refused.set()
                     import logging
 
                     logging.getLogger(__name__).warning(
-                        "hand-over: the child %d is traced or still dumpable: it gets nothing",
+                        "hand-over: the child %d is traced, threaded or dumpable: it gets nothing",
                         pid,
                     )
                     return
