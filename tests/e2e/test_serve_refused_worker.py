@@ -7,6 +7,7 @@ before the worker asks (a foothold an attacker's tracer would keep), so the pare
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,3 +75,31 @@ async def test_a_refused_spare_is_never_taken(tmp_path: Path, foothold: None) ->
     with anyio.fail_after(LIMIT_S):
         await spare.process.wait()
     assert "its hand-over was refused" in spare.log_path.read_text()
+
+
+SEALED_TASK = """
+import os, sys
+from launcher.engines.ray_node import start_sealed_worker
+from launcher.procs.sealed import DriverKey
+ws = sys.argv[1]
+env = {"PATH": os.environ["PATH"], "HOME": ws, "SUBAGENT_HOME": ws + "/state"}
+try:
+    start_sealed_worker(ws, env, ws + "/w.log", DriverKey().public)
+except ValueError as exc:
+    print(exc, flush=True)
+"""
+
+
+def test_a_refused_sealed_worker_on_a_node_is_named(tmp_path: Path, foothold: None) -> None:
+    # The Ray task's own start, in a process of its own (it turns itself non-dumpable).
+    run = subprocess.run(
+        [sys.executable, "-c", SEALED_TASK, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    # Before: "the first line is not the started worker's key offer", read as a forgery.
+    assert run.stdout.startswith("sealed hand-over refused: when the worker asked"), run.stdout
+    assert "its hand-over was refused" in (tmp_path / "w.log").read_text()
