@@ -9,6 +9,7 @@ reach only clients with an open `subscriptions/listen` stream, fed from our bus.
 handshake era and the client's first request (usually `server/discover`) in 2026-07-28.
 "Notifiable" is when a change notice can reach the client: initialized in the handshake
 era, the first open listen stream in 2026-07-28 (the bus does not replay earlier events).
+"Listed" is when the stub has answered its first complete tools/list (the last page).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class StubServer:
         self._page_size = page_size
         self._initialized = anyio.Event()
         self._notifiable = anyio.Event()
+        self._listed = anyio.Event()
         self._bus = _WatchedBus(self._notifiable)
         self._legacy_session: ServerSession | None = None
         self._stdout: _LockedStdout | None = None
@@ -118,6 +120,10 @@ class StubServer:
     async def wait_notifiable(self) -> None:
         """Return once a change notice can reach the client (see module docstring)."""
         await self._notifiable.wait()
+
+    async def wait_listed(self) -> None:
+        """Return once the client was answered a complete tools/list (its last page)."""
+        await self._listed.wait()
 
     async def tools_changed(self) -> None:
         """Announce a tool list change to the client, whichever era it speaks."""
@@ -176,6 +182,9 @@ class StubServer:
                 spec = self.table.get(tool.get("name", ""))
                 if spec is not None and spec.wire_input_schema is not None:
                     tool["inputSchema"] = spec.wire_input_schema
+            if not result.get("nextCursor"):
+                # The answer is built: a change from now on is only in a later listing.
+                self._listed.set()
         return result
 
     async def _list_tools(

@@ -1,8 +1,11 @@
 """Stub server whose tools come and go on a schedule: `python -m mcp_servers.lazy --at 1.5:late`.
 
-Times count from the client's initialization: `notifications/initialized` in the handshake
-era, the first request (usually `server/discover`) in the 2026-07-28 era. Every change is
-followed by a list_changed notification (a session notification or a listen-stream event).
+Times count from the stub's answer to the client's first complete tools/list (its last
+page), once a change notice can reach the client, so a scheduled change is never in the
+first listing however slow the start-up was. `--at-file PATH:NAME` (and `--remove-at-file`,
+`--redescribe-at-file`) make the change instead once PATH exists (polled from then on), so
+a test can order it after an event it saw. Every change is followed by a list_changed
+notification (a session notification or a listen-stream event).
 `--burst N` fires once a notice can arrive: at initialization (handshake era) or when the
 first listen stream opens (2026-07-28; the client coalesces a burst into one event there).
 """
@@ -14,6 +17,8 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,19 +31,28 @@ if TYPE_CHECKING:
 
 
 ADD, REMOVE, REDESCRIBE = "add", "remove", "redescribe"
+FILE_POLL_S = 0.02
+"""How often a `--*-at-file` trigger looks for its file."""
 
 
 @dataclass(frozen=True, order=True)
 class Change:
-    """One scheduled change: at `at` seconds, add, remove or re-describe the tool `name`."""
+    """One scheduled change: at `at` seconds (or once `file` exists), add, remove or
+    re-describe the tool `name`."""
 
     at: float
     name: str
     kind: str = ADD
+    file: Path | None = None
 
     @property
     def add(self) -> bool:
         return self.kind == ADD
+
+    @property
+    def timed(self) -> bool:
+        """Made by the schedule (not present from the start)."""
+        return self.at > 0 or not self.add or self.file is not None
 
 
 def parse_change(text: str, *, kind: str) -> Change:
@@ -51,6 +65,14 @@ def parse_change(text: str, *, kind: str) -> Change:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"bad SECONDS in {text!r}") from exc
     return Change(at, name, kind)
+
+
+def parse_file_change(text: str, *, kind: str) -> Change:
+    """Parse `PATH:NAME` (the last `:` splits, so PATH may hold one)."""
+    path, sep, name = text.rpartition(":")
+    if not sep or not path or not name:
+        raise argparse.ArgumentTypeError(f"expected PATH:NAME, got {text!r}")
+    return Change(0.0, name, kind, Path(path))
 
 
 def echo_tool(name: str) -> ToolSpec:
@@ -102,7 +124,7 @@ def build_table(count: int, changes: Sequence[Change]) -> ToolTable:
     for i in range(count):
         table.add(echo_tool(f"tool_{i:04d}"))
     for change in changes:
-        if change.add and change.at <= 0:
+        if not change.timed:
             table.add(echo_tool(change.name))
     return table
 
@@ -114,25 +136,44 @@ async def _burst(server: StubServer, count: int) -> None:
         await server.tools_changed()
 
 
+async def _apply(server: StubServer, change: Change) -> None:
+    if change.kind == ADD:
+        server.table.add(echo_tool(change.name))
+    elif change.kind == REMOVE:
+        server.table.remove(change.name)
+    else:
+        redescribe(server.table, change.name)
+    await server.tools_changed()
+
+
+async def _on_file(server: StubServer, change: Change) -> None:
+    assert change.file is not None
+    # Polled for the stub's lifetime (it ends when the client closes stdin): another
+    # process makes the file, so there is no event to wait on.
+    while not change.file.exists():  # noqa: ASYNC110
+        await anyio.sleep(FILE_POLL_S)
+    await _apply(server, change)
+
+
 def make_schedule(changes: Sequence[Change], burst: int) -> Callable[[StubServer], Awaitable[None]]:
     """The background task: each timed change and its notice, with any burst alongside."""
-    timed = sorted(c for c in changes if c.at > 0 or not c.add)
+    timed = sorted(c for c in changes if c.timed and c.file is None)
+    on_file = [c for c in changes if c.file is not None]
 
     async def schedule(server: StubServer) -> None:
-        await server.wait_initialized()
-        start = anyio.current_time()
         async with anyio.create_task_group() as tg:
             if burst:
                 tg.start_soon(_burst, server, burst)
+            # The clock starts once a notice can reach the client and it holds a whole
+            # first listing: neither a slow start-up nor paging can overlap a change.
+            await server.wait_notifiable()
+            await server.wait_listed()
+            start = anyio.current_time()
+            for change in on_file:
+                tg.start_soon(_on_file, server, change)
             for change in timed:
                 await anyio.sleep_until(start + change.at)
-                if change.kind == ADD:
-                    server.table.add(echo_tool(change.name))
-                elif change.kind == REMOVE:
-                    server.table.remove(change.name)
-                else:
-                    redescribe(server.table, change.name)
-                await server.tools_changed()
+                await _apply(server, change)
 
     return schedule
 
@@ -147,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=[],
         metavar="SECONDS:NAME",
         type=lambda s: parse_change(s, kind=ADD),
-        help="register NAME at SECONDS (0 = at start)",
+        help="register NAME at SECONDS after the first listing (0 = at start)",
     )
     parser.add_argument(
         "--remove-at",
@@ -165,6 +206,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=lambda s: parse_change(s, kind=REDESCRIBE),
         help="rewrite NAME's description at SECONDS",
     )
+    for flag, kind in (
+        ("--at-file", ADD),
+        ("--remove-at-file", REMOVE),
+        ("--redescribe-at-file", REDESCRIBE),
+    ):
+        parser.add_argument(
+            flag,
+            action="append",
+            default=[],
+            metavar="PATH:NAME",
+            type=partial(parse_file_change, kind=kind),
+            help=f"{kind} NAME once PATH exists (after the first listing)",
+        )
     parser.add_argument("--count", type=int, default=0, help="add N tools tool_0000.. at start")
     parser.add_argument("--burst", type=int, default=0, help="send N list_changed after init")
     args = parser.parse_args(argv)
@@ -172,7 +226,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from mcp_servers import _stub  # the SDK import costs ~1.5 s; the marker is already there
 
-    changes = [*args.at, *args.remove_at, *args.redescribe_at]
+    changes = [
+        *args.at,
+        *args.remove_at,
+        *args.redescribe_at,
+        *args.at_file,
+        *args.remove_at_file,
+        *args.redescribe_at_file,
+    ]
     server = _stub.StubServer(
         "lazy",
         build_table(args.count, changes),
