@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.spawn_support import call_log, spawn_with_lazy
+from tests.e2e.spawn_support import call_log, spawn_with_lazy, touch_at_turn
 
 SCRIPT = """
 steps:
@@ -14,12 +14,17 @@ steps:
   - call: [{tool_from: lazy/late, args: {n: 3}}]
   - say: done
 """
+"""Turn 2's model thinks 4 s: the time the late tool has to reach the session."""
 
 
 def test_tool_registered_during_turn_two_is_offered_and_callable_in_turn_three(
     tmp_path: Path,
 ) -> None:
-    run, log = spawn_with_lazy(tmp_path, SCRIPT, "--at", "2:late")
+    # The stub adds `late` once turn 2 started, so after turn 2's offer however slow the box.
+    go = tmp_path / "late.go"
+    run, log = spawn_with_lazy(
+        tmp_path, SCRIPT, "--at-file", f"{go}:late", touch=touch_at_turn(2, go)
+    )
 
     assert run.code == 0, run.stderr
     offered = run.offered()

@@ -18,9 +18,10 @@ from tests.e2e.conftest import Subagent, legacy_stub, stub, write_config
 
 pytestmark = pytest.mark.e2e
 
-LATE_AT = "1"
+LATE_AT = "0.2"
 SETTLE = "2"
-"""The late tools register 1 s after initialization, which precedes the barrier."""
+"""The late tools register 0.2 s after their server's first listing was answered (so never
+in it); the settle after the barrier leaves the re-list the rest of 2 s."""
 
 PICKY = """---
 name: picky

@@ -21,7 +21,7 @@ def test_two_thousand_tools_in_pages_arrive_whole_and_removed_tools_leave(
     lazy = stub(
         "lazy",
         *("--count", str(COUNT), "--pages", str(PAGE)),
-        *("--at", "0:early", "--remove-at", "1:early", "--at", "1:late"),
+        *("--at", "0:early", "--remove-at", "0.2:early", "--at", "0.2:late"),
     )
     config = write_config(tmp_path / "cfg", {"big": lazy})
 

@@ -25,7 +25,7 @@ SCOPE_CASES = 19
 SERVERS = {
     "alpha": stub("lazy", "--at", "0:alpha_read", "--at", "0:alpha_write"),
     "beta": stub("lazy", "--at", "0:beta_tool"),
-    "late": stub("lazy", "--at", "1.5:late_tool"),
+    "late": stub("lazy", "--at", "0.3:late_tool"),  # after its first listing
 }
 
 

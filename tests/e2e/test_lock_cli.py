@@ -12,8 +12,8 @@ from tests.e2e.test_cli_help_imports import _heavy, _imported
 
 pytestmark = pytest.mark.e2e
 
-DRIFT = ("--at", "0.3:late", "--redescribe-at", "0.3:echo", "--remove-at", "0.3:sleep")
-"""After connecting: a tool added, one re-described (a rug pull), one dropped."""
+DRIFT = ("--at", "0.1:late", "--redescribe-at", "0.1:echo", "--remove-at", "0.1:sleep")
+"""After the first listing: a tool added, one re-described (a rug pull), one dropped."""
 
 
 def locked(subagent: Subagent, config: Path, *args: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Subagent
-from tests.e2e.spawn_support import call_log, spawn, stub, write_config
+from tests.e2e.spawn_support import call_log, spawn, stub, touch_at_turn, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,8 @@ steps:
   - call: [{tool: lazy__echo, args: {text: after}}]
   - say: done
 """
-"""Turn 1 runs before the stub re-describes echo (1.5 s), turn 3 starts after it."""
+"""The stub re-describes echo once turn 2 started (turn 1's echo call is done by then);
+turn 2's model thinks 3 s, the time the change has to reach the session before turn 3."""
 
 
 def lock_base(subagent: Subagent, tmp_path: Path, *drift: str, log: Path | None = None) -> Path:
@@ -40,7 +41,7 @@ def lock_base(subagent: Subagent, tmp_path: Path, *drift: str, log: Path | None 
 def test_tools_json_mutes_unpinned_and_changed_tools_with_their_reasons(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    config = lock_base(subagent, tmp_path, "--at", "0:late", "--redescribe-at", "0.2:echo")
+    config = lock_base(subagent, tmp_path, "--at", "0:late", "--redescribe-at", "0.1:echo")
     args = ("tools", "--json", "--settle", "1.5", "--config-dir", str(config))
 
     report = subagent.run(*args).json()
@@ -87,11 +88,12 @@ def test_a_mid_session_redescribe_mutes_the_tool_from_the_next_turn(
     tmp_path: Path, subagent: Subagent
 ) -> None:
     log = tmp_path / "lazy.calls"
-    config = lock_base(subagent, tmp_path, "--redescribe-at", "1.5:echo", log=log)
+    go = tmp_path / "redescribe.go"
+    config = lock_base(subagent, tmp_path, "--redescribe-at-file", f"{go}:echo", log=log)
     script = tmp_path / "s.yaml"
     script.write_text(REDESCRIBED_MID_RUN)
 
-    run = spawn(config, script, "go", state=tmp_path / "state")
+    run = spawn(config, script, "go", state=tmp_path / "state", touch=touch_at_turn(2, go))
 
     assert run.code == 0, run.stderr
     offered = run.offered()
