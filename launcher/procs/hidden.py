@@ -28,6 +28,7 @@ where Yama does not restrict ptrace.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import errno
 import json
@@ -177,8 +178,8 @@ def restore() -> bool:
         return False
     held.in_block = set(os.environ)
     sealed_off = set_not_dumpable()  # before the secrets are in this process's memory
+    pulled = value.startswith(PULL_PREFIX)
     try:
-        pulled = value.startswith(PULL_PREFIX)
         if pulled:
             if not sealed_off:
                 held.refused = True  # still dumpable: ask for nothing (the parent would refuse)
@@ -191,7 +192,10 @@ def restore() -> bool:
         _take_channel(channel)
         payload = json.loads(raw or b"{}")
     except (OSError, ValueError):
-        return True  # a broken hand-over: run without the secrets rather than leak them
+        # A broken hand-over: run without the secrets rather than leak them. A pulled one
+        # that broke (its ask refused: another process wrote into the socket) gave nothing.
+        held.refused = held.refused or pulled
+        return True
     if isinstance(payload, dict):
         for group in ("plain", "secret"):
             values = {str(k): str(v) for k, v in dict(payload.get(group) or {}).items()}
@@ -248,7 +252,8 @@ def _ask(fd: int) -> int:
     ours, theirs = socket.socketpair()
     try:
         with socket.socket(fileno=fd) as parent:
-            parent.sendmsg([b"?"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _int_bytes(theirs))])
+            rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fds_bytes([theirs.fileno()]))]
+            parent.sendmsg([b"?"], rights)
     except OSError:
         ours.close()
         raise
@@ -257,13 +262,7 @@ def _ask(fd: int) -> int:
     return ours.detach()
 
 
-def _int_bytes(sock: socket.socket) -> bytes:
-    return _fds_bytes([sock.fileno()])
-
-
 def _fds_bytes(fds: list[int]) -> bytes:
-    import array
-
     return array.array("i", fds).tobytes()
 
 
@@ -334,7 +333,7 @@ def _answer(
             try:
                 data, ancillary, _, _ = ours.recvmsg(1, socket.CMSG_SPACE(4))
             except OSError:
-                return
+                break  # no ask in all that time
             if not data and not ancillary:
                 return  # the child is gone (EOF)
             fds = _passed_fds(ancillary)
@@ -369,6 +368,9 @@ def _answer(
                     sent = offered.sendmsg([payload], rights if channel else [])
                     offered.sendall(payload[sent:])
                 return
+        # Asks used up by bytes another process wrote into a copy of the child's socket:
+        # the child's own ask is never read, and it gets nothing.
+        refused.set()
 
 
 def _same_process(sock: socket.socket, child: int | None) -> bool:

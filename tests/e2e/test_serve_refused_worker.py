@@ -7,6 +7,7 @@ before the worker asks (a foothold an attacker's tracer would keep), so the pare
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -102,4 +103,42 @@ def test_a_refused_sealed_worker_on_a_node_is_named(tmp_path: Path, foothold: No
     assert run.returncode == 0, run.stderr
     # Before: "the first line is not the started worker's key offer", read as a forgery.
     assert run.stdout.startswith("sealed hand-over refused: when the worker asked"), run.stdout
-    assert "its hand-over was refused" in (tmp_path / "w.log").read_text()
+
+
+FLOOD_PARENT = """
+import json, os, subprocess, sys
+from launcher.procs.hidden import child_handover
+os.environ["SUBAGENT_TEST_API_KEY"] = "sk-flood-0123456789"
+handover = child_handover(channel=tuple(os.pipe()))
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], env=handover.env,
+                         pass_fds=(handover.fd,), stdout=subprocess.PIPE, text=True)
+handover.answer(child.pid)
+out, _ = child.communicate(timeout=60)
+print(json.dumps({"child": json.loads(out), "parent_refused": handover.refused.is_set()}))
+"""
+
+# What a process holding a copy of the child's inherited socket (taken in its dumpable
+# moment) does: writes more bytes than the parent reads asks, before the child's own ask.
+FLOOD_CHILD = """
+import json, os, socket
+from launcher.procs import hidden
+fd = int(os.environ[hidden.HANDOVER_VAR].split(":")[1])
+socket.socket(fileno=os.dup(fd)).send(b"!" * hidden.ASKS_LIMIT)
+hidden.restore()
+print(json.dumps({"refused": hidden.refused(), "key": os.environ.get("SUBAGENT_TEST_API_KEY")}))
+"""
+
+
+def test_a_hand_over_starved_by_another_writer_is_named_refused_on_both_sides() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", FLOOD_PARENT, FLOOD_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        cwd="/",
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    # Before: neither side knew (the child ran on with /dev/null as its channel).
+    assert got == {"child": {"refused": True, "key": None}, "parent_refused": True}
