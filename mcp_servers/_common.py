@@ -26,7 +26,16 @@ def early_start(args: argparse.Namespace) -> None:
     if args.marker is not None:
         args.marker.touch()
     if args.pidfile is not None:
-        args.pidfile.write_text(f"{os.getpid()}\n")
+        write_pidfile(args.pidfile)
+
+
+def write_pidfile(path: Path) -> None:
+    """Write this process's pid to `path`, whole: a reader never finds the file empty."""
+    # Written beside it, then renamed into place: a reader polling for the file never
+    # finds it created but not yet written.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(f"{os.getpid()}\n")
+    os.replace(tmp, path)
 
 
 class CallLog:

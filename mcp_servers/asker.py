@@ -12,7 +12,6 @@ answer from the client's retry.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_servers._common import write_pidfile
 
 ASK_KEY = "answer"
 """The input request's key in the 2026-07-28 era."""
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pidfile", help="write this process's pid here")
     args = parser.parse_args(argv)
     if args.pidfile:
-        Path(args.pidfile).write_text(f"{os.getpid()}\n")
+        write_pidfile(Path(args.pidfile))
     anyio.run(serve)
 
 

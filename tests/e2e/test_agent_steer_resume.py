@@ -63,10 +63,14 @@ async def test_steer_arrives_next_turn_and_resume_keeps_history_and_scope(tmp_pa
     )
     bus = EventBus()
     offered: list[list[str]] = []
+    loops: list[AgentLoop] = []
 
     async def record(event: Event) -> None:
         if isinstance(event, TurnStart):
             offered.append(list(event.tools))
+            if event.turn == 1:
+                # Steer during turn 1: after it started, before its model (1 s think) answers.
+                loops[0].steer("Also mention the steering.")
 
     bus.subscribe(record)
     plan = RunPlan(agent, {"lazy": server}, workspace=tmp_path, state_home=tmp_path / "state")
@@ -75,14 +79,8 @@ async def test_steer_arrives_next_turn_and_resume_keeps_history_and_scope(tmp_pa
 
     async def body(s: Session) -> tuple[str, str]:
         loop = AgentLoop(s, model, prompt=agent.prompt)
-        async with anyio.create_task_group() as tg:
-
-            async def steer_during_turn_one() -> None:
-                await anyio.sleep(0.3)  # turn 1's model "thinks" for 1 s
-                loop.steer("Also mention the steering.")
-
-            tg.start_soon(steer_during_turn_one)
-            first = await loop.run("Start.")
+        loops.append(loop)
+        first = await loop.run("Start.")
         second = await loop.run("Follow up.")
         return first.status + ":" + first.result, second.status + ":" + second.result
 

@@ -19,14 +19,15 @@ from tests.e2e.conftest import (
 pytestmark = pytest.mark.e2e
 
 BATCH_LIMIT_S = 120.0
-"""Six 2-second tasks three at a time, each a Python worker, on a loaded 2-core box."""
+"""Six short tasks three at a time, each a Python worker, on a loaded 2-core box."""
 
 
 def test_six_tasks_three_at_a_time_every_result_and_a_rerun_skips(
     tmp_path: Path, subagent: Subagent
 ) -> None:
     config = write_config(tmp_path / "cfg", {})
-    tasks = scripted_tasks(tmp_path, 6, sleep=2, fail={4})
+    # The first three runs wait for each other: three sessions open at once, by construction.
+    tasks = scripted_tasks(tmp_path, 6, sleep=0.5, fail={4}, barrier=3)
     out = tmp_path / "results.jsonl"
     args = ("batch", str(tasks), "--config-dir", str(config), "--out", str(out), "--jobs", "3")
 
@@ -54,6 +55,7 @@ def test_six_tasks_three_at_a_time_every_result_and_a_rerun_skips(
     }
     spans = session_spans(subagent)
     assert len(spans) == 5  # the failing task never got a session
+    assert len(list((subagent.cwd / "started").iterdir())) == 5  # each passed the barrier
     assert most_at_once(spans) == 3
     assert "5 completed, 1 failed" in run.stderr
     assert "t4 failed: " in run.stderr and "missing.yaml" in run.stderr  # its error, printed

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,45 +30,56 @@ RAY_LIMIT_S = 240.0
 KILL_LIMIT_S = 120.0
 
 
-def ray_processes() -> list[int]:
-    """Live processes of a Ray cluster (gcs_server, raylet, workers) on this machine."""
+def ray_processes(tmpdir: Path) -> list[int]:
+    """Live processes of the Ray started with RAY_TMPDIR=`tmpdir` (gcs_server, raylet, its
+    workers, and anything else it started): they carry that variable or name the directory.
+    Another Ray on the machine (another test's, a benchmark's) is not counted."""
+    mark = str(tmpdir).encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmd = (entry / "cmdline").read_bytes()
+            env = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
-            continue
-        if (b"gcs_server" in cmd or b"raylet" in cmd or b"ray::" in cmd) and is_alive(
-            int(entry.name)
-        ):
+            continue  # gone, or not this user's
+        if (b"RAY_TMPDIR=" + mark in env or mark + b"/" in cmd) and is_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 
 
+@pytest.fixture
+def ray_tmpdir() -> Iterator[Path]:
+    """A private RAY_TMPDIR, short: Ray's socket paths under it must fit in 107 bytes."""
+    tmpdir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    yield tmpdir
+    shutil.rmtree(tmpdir, ignore_errors=True)
+
+
 def test_six_tasks_on_local_ray_complete_and_leave_no_ray_process(
-    tmp_path: Path, subagent: Subagent
+    tmp_path: Path, subagent: Subagent, ray_tmpdir: Path
 ) -> None:
     need_ray()
-    before = set(ray_processes())
     config = write_config(tmp_path / "cfg", {})
     tasks = scripted_tasks(tmp_path, 6, sleep=1)
     out = tmp_path / "results.jsonl"
     run = subagent.run(
         "batch", str(tasks), "--config-dir", str(config), "--out", str(out),
-        "--engine", "ray", "--jobs", "2", timeout=RAY_LIMIT_S,
+        "--engine", "ray", "--jobs", "2", env={"RAY_TMPDIR": str(ray_tmpdir)},
+        timeout=RAY_LIMIT_S,
     )  # fmt: skip
     assert run.code == 0, run.stderr
+    assert (ray_tmpdir / "ray").is_dir()  # the batch's Ray lived here: its processes are known
     rows = results(out)
     assert sorted(r["id"] for r in rows) == [f"t{i}" for i in range(6)]
     assert {r["status"] for r in rows} == {"completed"}
     assert len(subagent.sessions()) == 6
     assert_all_gone([], tmp_path)
     deadline = time.monotonic() + 30
-    while set(ray_processes()) - before and time.monotonic() < deadline:
+    while ray_processes(ray_tmpdir) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert set(ray_processes()) - before == set()
+    assert ray_processes(ray_tmpdir) == []
 
 
 def test_a_worker_killed_mid_task_is_retried_once_and_the_batch_completes(

@@ -44,8 +44,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = root / "src"
     src.mkdir()
     for name in SOURCES:
-        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
-        copy(REPO / name, src / name)
+        if (REPO / name).is_dir():
+            # Without __pycache__: other test processes rename .pyc files in it as we copy.
+            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / name, src / name)
     env = clean_env(root / "state")
     wheels = root / "wheels"
     ok(sh([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from launcher.models.base import Message, ModelRequest, ToolCall
 from launcher.models.openai import OpenAIModel
 from launcher.models.retry import RetryPolicy
 from launcher.toolset.types import ToolDef
+from tests.e2e.conftest import closed_port
 from tests.e2e.model_stub import (
     ModelStub,
     StubResponse,
@@ -223,16 +223,14 @@ async def test_client_error_is_not_retried(stub: ModelStub, http: httpx2.AsyncCl
 
 
 async def test_unreachable_server_is_retried_then_reported(http: httpx2.AsyncClient) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     sleep = SleepRecorder()
     policy = RetryPolicy(sleep=sleep, max_attempts=3)
-    model = OpenAIModel(
-        "m", http=http, api_key=None, base_url=f"http://127.0.0.1:{port}/v1", retry=policy
-    )
-    with pytest.raises(ModelError) as caught:
-        await model.complete(request())
+    with closed_port() as port:
+        model = OpenAIModel(
+            "m", http=http, api_key=None, base_url=f"http://127.0.0.1:{port}/v1", retry=policy
+        )
+        with pytest.raises(ModelError) as caught:
+            await model.complete(request())
     assert "openai: cannot reach" in str(caught.value)
     assert len(sleep.delays) == 2
 

@@ -6,12 +6,13 @@ Node's env proxy support: the call fails at once and nothing leaves the machine.
 
 from __future__ import annotations
 
-import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import real_servers as rs
+from tests.e2e.conftest import closed_port
 
 pytestmark = pytest.mark.e2e
 
@@ -19,16 +20,16 @@ PACKAGE = "@modelcontextprotocol/server-github"
 TOOL_COUNT = 26
 
 
-def closed_loopback_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+@pytest.fixture
+def proxy_port() -> Iterator[int]:
+    """A closed loopback port, held for the whole test."""
+    with closed_port() as port:
+        yield port
 
 
 @pytest.fixture
-def config_dir(tmp_path: Path) -> Path:
-    proxy = f"http://127.0.0.1:{closed_loopback_port()}"
+def config_dir(tmp_path: Path, proxy_port: int) -> Path:
+    proxy = f"http://127.0.0.1:{proxy_port}"
     env = {
         "GITHUB_PERSONAL_ACCESS_TOKEN": "",
         "NODE_USE_ENV_PROXY": "1",

@@ -364,6 +364,14 @@ def _launch(w: World, who: str, model: Path, workspace: Path) -> subprocess.Pope
     )
 
 
+def _read(path: Path) -> bytes | None:
+    """The file's bytes, or None while it is not there (mid put-back)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
 def _wait_for(condition: Any, what: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while not condition():
@@ -503,14 +511,15 @@ def test_a_killed_launchers_protected_places_are_put_back(who: str) -> None:
             assert os.path.lexists(w.repo / ".subagent/mcp.json")  # not refused: made
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=WAIT_S)
+            # One wait for all three: the put-back goes place by place, `.git` last.
             _wait_for(
                 lambda: (
                     not os.path.lexists(w.repo / ".subagent")
                     and not os.path.lexists(w.repo / ".mcp.json")
+                    and _read(w.repo / ".git/config") == config
                 ),
                 "the protected places to be put back",
             )
-            assert (w.repo / ".git/config").read_bytes() == config
             # The git repository the command made is defused too (its config runs nothing).
             _wait_for(
                 lambda: "pager" not in (w.repo / "sub/.git/config").read_text(),

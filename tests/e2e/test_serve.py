@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from launcher.backend.pool import STOP_GRACE_S
 from launcher.backend.spare import SPARE_NAME
 from tests.e2e.conftest import (
     assert_all_gone,
@@ -238,7 +239,9 @@ async def test_stop_while_servers_start_returns_stopped_without_waiting_for_star
             )
             agent_id = structured(spawned)["agent_id"]
             assert wait_until(lambda: (tmp_path / "mute.started").exists(), 30)
-            with anyio.fail_after(10):  # under both the stop grace (15 s) and start-up (60 s)
+            # The worker stops itself within the stop grace (past it, serve would kill it),
+            # far under the mute server's 60 s start-up.
+            with anyio.fail_after(STOP_GRACE_S):
                 stopped = await client.call_tool("stop_subagent", {"agent_id": agent_id})
             info = structured(stopped)
             assert info["status"] == "stopped"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -17,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import RUN_LIMIT_S, Subagent, signal_as_user, stub, write_config
+from tests.e2e.conftest import (
+    RUN_LIMIT_S,
+    Subagent,
+    closed_port,
+    signal_as_user,
+    stub,
+    write_config,
+)
 from tests.e2e.model_stub import ModelStub, openai_stream
 from tests.e2e.otlp_receiver import GrpcOtlpReceiver, OtlpReceiver, named
 from tests.e2e.spawn_support import call_log
@@ -261,14 +267,12 @@ def test_help_with_an_endpoint_set_imports_nothing_of_opentelemetry(
 def test_a_collector_that_is_down_is_said_once_and_costs_the_run_nothing(
     tmp_path: Path, subagent: Subagent
 ) -> None:
-    with socket.socket() as probe:  # a loopback port that nothing listens on any more
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     config, script = _scripted(tmp_path, "  - call: [{tool: ls, args: {}}]\n  - say: done\n")
-    run = subagent.run(
-        "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
-        env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"},
-    )  # fmt: skip
+    with closed_port() as port:
+        run = subagent.run(
+            "spawn", "--config-dir", str(config), "--model", f"scripted:{script}", "go",
+            env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"},
+        )  # fmt: skip
     assert run.code == 0, run.stderr
     said = [line for line in run.stderr.splitlines() if line.startswith("subagent: traces:")]
     assert len(said) == 1, run.stderr
