@@ -196,11 +196,6 @@ class Spare:
     token learned since, and would not mask it."""
     moved_to: Path | None = field(default=None, init=False)
 
-    @property
-    def refused(self) -> bool:
-        """Its hand-over was refused: it got no channel and runs nothing."""
-        return was_refused(self.process)
-
     def adopt_log(self, log_path: Path) -> None:
         """Its stderr becomes the sub-agent's log: renamed now, or appended at the end
         (`merge_log`) when that log already exists (a re-run batch task's)."""
@@ -301,7 +296,7 @@ class SparePool:
             candidate = self._ready.pop(0)
             if (
                 candidate.process.returncode is None
-                and not candidate.refused
+                and not was_refused(candidate.process)
                 and candidate.cwd == here
                 and candidate.handed == handed_generation()
             ):

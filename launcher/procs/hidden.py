@@ -179,23 +179,23 @@ def restore() -> bool:
     held.in_block = set(os.environ)
     sealed_off = set_not_dumpable()  # before the secrets are in this process's memory
     pulled = value.startswith(PULL_PREFIX)
+    raw, channel = b"", list[int]()
     try:
         if pulled:
             if not sealed_off:
-                held.refused = True  # still dumpable: ask for nothing (the parent would refuse)
-                return True
+                return True  # still dumpable: ask for nothing (the parent would refuse)
             fd = _ask(int(value[len(PULL_PREFIX) :]))
         else:
             fd = int(value)
         raw, channel = _receive(fd)
-        held.refused = pulled and not raw and not channel  # an answer is never empty
         _take_channel(channel)
         payload = json.loads(raw or b"{}")
     except (OSError, ValueError):
-        # A broken hand-over: run without the secrets rather than leak them. A pulled one
-        # that broke (its ask refused: another process wrote into the socket) gave nothing.
-        held.refused = held.refused or pulled
-        return True
+        return True  # a broken hand-over: run without the secrets rather than leak them
+    finally:
+        # An answer is never empty: a pulled hand-over that brought nothing was refused
+        # (not asked for, refused, or its asks drowned by another process's writes).
+        held.refused = pulled and not raw and not channel
     if isinstance(payload, dict):
         for group in ("plain", "secret"):
             values = {str(k): str(v) for k, v in dict(payload.get(group) or {}).items()}
