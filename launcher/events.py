@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from launcher.secrets import UNMASKED, SecretMask, StreamMask
+from launcher.secrets import UNMASKED
 
 READ_BACK = {UNMASKED: True}
 """Field metadata: an id, name, path or spec the program reads back, so never masked."""
@@ -110,6 +110,8 @@ class Event:
 
 _LINE = "_json_line"
 """Where an event keeps its JSON text (not a field: no dataclass function sees it)."""
+_NAMES_AT = "_names_at"
+"""Where a `turn_start` keeps the offset of its offer's names in that text."""
 
 
 def _line_encoder() -> Callable[[Any], str]:
@@ -225,7 +227,18 @@ class TurnStart(Event):
             return super()._line()
         head = json.dumps({"type": self.type, "ts": self.ts, "turn": self.turn})
         # The offer's names, serialized once per offer: a turn costs the same at 5 000 tools.
-        return f'{head[:-1]}, "tools": {self.tools.json}, "deferred": {self.deferred}}}'
+        head = f'{head[:-1]}, "tools": '
+        self.__dict__[_NAMES_AT] = len(head)
+        return f'{head}{self.tools.json}, "deferred": {self.deferred}}}'
+
+    def names_span(self) -> tuple[int, int] | None:
+        """Where the offer's shared names (`tools.json`) sit in `to_json()`; None when
+        `tools` is not a ToolNames."""
+        if not isinstance(self.tools, ToolNames):
+            return None
+        self.to_json()
+        start: int = self.__dict__[_NAMES_AT]
+        return start, start + len(self.tools.json)
 
 
 @dataclass(kw_only=True)
@@ -339,48 +352,6 @@ class WorktreeEnd(Event):
     changed: bool
     diffstat: str = ""
     error: str | None = None
-
-
-class MaskedEvents:
-    """A session's events as its sinks see them: masked, streamed text included.
-
-    Text deltas go through one StreamMask, so a secret split across deltas is still caught;
-    the tail it holds back goes out, masked, as a last delta before the next other event.
-    """
-
-    def __init__(self, mask: SecretMask) -> None:
-        self._mask = mask
-        self._text = StreamMask(mask, "")
-        self._turn: int | None = None
-
-    def __call__(self, event: Event) -> list[Event]:
-        """The events to send for `event`, in order: none while a delta is all held back."""
-        if not isinstance(event, TextDelta):
-            if self._turn is None:  # no delta since the last release: nothing is held
-                return [self._masked(event)]
-            return [*self._release(), self._masked(event)]
-        out = self._release() if event.turn != self._turn else []
-        self._turn = event.turn
-        text = self._text.feed(event.text)
-        if text == event.text:
-            out.append(event)  # nothing held or masked: the delta as it came
-        elif text:
-            out.append(TextDelta(turn=event.turn, text=text, ts=event.ts))
-        return out
-
-    def _masked(self, event: Event) -> Event:
-        # The JSON line holds every string of the event, escaped as the mask's JSON forms
-        # are: no form in it, nothing to mask; one search of the line (which the sinks then
-        # reuse) replaces a walk of every value. A hit takes the walk.
-        mask = self._mask
-        if not mask or not mask.finds(event.to_json()):
-            return event
-        return mask.event(event)
-
-    def _release(self) -> list[Event]:
-        turn, self._turn = self._turn, None
-        tail = self._text.flush()
-        return [TextDelta(turn=turn, text=tail)] if turn is not None and tail else []
 
 
 EventSink = Callable[[Event], Awaitable[None]]

@@ -20,10 +20,10 @@ from launcher.bridge.phase import ServerPhase
 from launcher.bridge.sdk_logs import session_sdk_log
 from launcher.config.lockfile import lock_reason
 from launcher.errors import RunError, ServerError
+from launcher.event_mask import MaskedEvents
 from launcher.events import (
     Event,
     EventBus,
-    MaskedEvents,
     ServerState,
     SessionEnd,
     SessionStart,

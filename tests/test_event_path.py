@@ -12,12 +12,12 @@ import anyio
 import pytest
 
 import launcher.events as events_module
+from launcher.event_mask import MaskedEvents
 from launcher.events import (
     AgentEnd,
     AssistantMessage,
     Event,
     EventBus,
-    MaskedEvents,
     RunStatus,
     TextDelta,
     ToolCallEvent,

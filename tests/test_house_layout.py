@@ -15,6 +15,7 @@ LEAVES = (
     "auth",
     "config",
     "events",
+    "event_mask",
     "events_schema",
     "errors",
     "procs",

@@ -12,10 +12,10 @@ import itertools
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from launcher.event_mask import MaskedEvents
 from launcher.events import (
     AgentEnd,
     AssistantMessage,
-    MaskedEvents,
     RunStatus,
     TextDelta,
     ToolResultEvent,
