@@ -173,9 +173,18 @@ class Burst:
     overheads: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     peak_kib: int = 0
+    busy_s: float = 0.0
+    """The machine's CPU seconds over the burst (every process: serve, workers, the hosts)."""
+    serve_s: float = 0.0
+    """serve's own CPU seconds over the burst."""
+    hosts_s: float = 0.0
+    """This process's (the hosts') CPU seconds over the burst."""
 
     def results(self, what: str, single: float, goal: float | None) -> list[Result]:
-        """Not completed, p95 overhead ÷ one spawn's (`goal`: None for info), peak RSS."""
+        """Not completed, p95 overhead ÷ one spawn's (`goal`: None for info), peak RSS, and
+        the CPU the burst took: the floor of its p95 on this machine's cores."""
+        count = max(1, len(self.overheads) + len(self.failures))
+        cores = len(os.sched_getaffinity(0))
         done = sorted(self.overheads)
         p95 = done[max(0, math.ceil(0.95 * len(done)) - 1)] if done else float("inf")
         return [
@@ -185,6 +194,11 @@ class Burst:
                    f"p95 {p95 * 1000:.0f} ms, one {single * 1000:.0f} ms"),
             Result("14 serve http", f"{what}: serve's peak RSS, MiB", self.peak_kib / 1024,
                    None, "VmRSS sampled every 50 ms"),
+            Result("14 serve http", f"{what}: CPU per spawn, ms (all processes)",
+                   self.busy_s / count * 1000, None,
+                   f"{self.busy_s:.2f} CPU-s on {cores} cores = {self.busy_s / cores:.2f} s; of it"
+                   f" serve {self.serve_s:.2f}, the hosts {self.hosts_s:.2f}, the workers"
+                   f" and the rest {self.busy_s - self.serve_s - self.hosts_s:.2f}"),
         ]  # fmt: skip
 
 
@@ -219,6 +233,7 @@ async def burst(url: str, serve_pid: int, hosts: int, each: int, think: Path) ->
             for _ in range(each):
                 calls.start_soon(one, client)
 
+    busy, serve, own = _busy_s(), _cpu_s(serve_pid), time.process_time()
     async with anyio.create_task_group() as tg:
         for _ in range(hosts):
             tg.start_soon(host)
@@ -226,7 +241,26 @@ async def burst(url: str, serve_pid: int, hosts: int, each: int, think: Path) ->
             while len(out.overheads) + len(out.failures) < hosts * each:
                 out.peak_kib = max(out.peak_kib, _rss_kib(serve_pid))
                 await anyio.sleep(0.05)
+    out.busy_s = _busy_s() - busy
+    out.serve_s = _cpu_s(serve_pid) - serve
+    out.hosts_s = time.process_time() - own
     return out
+
+
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _busy_s() -> float:
+    """CPU seconds every process of the machine has used since boot (/proc/stat: all but
+    idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) * TICK_S
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds `pid` itself has used (utime + stime)."""
+    after = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(after[11]) + int(after[12])) * TICK_S
 
 
 def run(size: Size = "full") -> list[Result]:
