@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
-from typing import Any
 
 from launcher.events import Event, TextDelta, ToolNames, TurnStart
-from launcher.secrets import MASK, SecretMask, StreamMask
+from launcher.secrets import MASK, UNMASKED, SecretMask, StreamMask
 
 
 class MaskedEvents:
@@ -89,26 +88,49 @@ class MaskedEvents:
 
 
 def _line_masked(mask: SecretMask, event: Event, line: str) -> str:
-    # The line's text masked, while it is still the event's JSON; else every string and
-    # container of the event emptied (what is left holds no text a secret could be in).
-    text = mask.text(line)
-    with contextlib.suppress(ValueError):
-        parsed = json.loads(text)
-        if isinstance(parsed, dict) and parsed.get("type") == event.type:
-            return text
-    data = event.to_dict()
-    for name, value in data.items():
-        if name not in ("type", "ts"):
-            data[name] = _emptied(value)
-    blank = json.dumps(data, ensure_ascii=False, default=str)
-    return blank if not mask.finds(blank) else json.dumps({"type": event.type, "ts": event.ts})
+    # The line with every string a form overlaps masked whole, so it stays the event's JSON:
+    # never a field's name, the type, or a value the program reads back (an id, a path),
+    # which hold no secret of their own; a form made of those alone is left as it was.
+    spans = mask.spans(line)
+    keep = {"type", *(f.name for f in dataclasses.fields(event) if f.metadata.get(UNMASKED))}
+    out: list[str] = []
+    done = 0
+    for start, end, field, is_name in _strings(line):
+        if is_name or field in keep:
+            continue
+        if any(s < end and e > start for s, e in spans):
+            out += [line[done:start], MASK]
+            done = end
+    return "".join([*out, line[done:]])
 
 
-def _emptied(value: Any) -> Any:
-    if isinstance(value, str):
-        return MASK
-    if isinstance(value, dict):
-        return {}
-    if isinstance(value, (list, tuple)):
-        return []
-    return value
+def _strings(line: str) -> list[tuple[int, int, str | None, bool]]:
+    # Each string of a JSON line: where its text starts and ends, the top-level field it is
+    # in, and whether it is a top-level field's name.
+    found: list[tuple[int, int, str | None, bool]] = []
+    nesting: list[str] = []
+    field: str | None = None
+    name_next = False
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if char == '"':
+            end = at + 1
+            while end < len(line) and line[end] != '"':
+                end += 2 if line[end] == "\\" else 1
+            is_name = name_next and len(nesting) == 1
+            if is_name:
+                field = json.loads(line[at : end + 1])
+            found.append((at + 1, end, field, is_name))
+            name_next = False
+            at = end + 1
+            continue
+        if char in "{[":
+            nesting.append(char)
+            name_next = char == "{"
+        elif char in "}]":
+            nesting.pop()
+        elif char == ",":
+            name_next = bool(nesting) and nesting[-1] == "{"
+        at += 1
+    return found

@@ -118,3 +118,23 @@ def test_a_secret_written_across_two_names_is_masked_in_the_line() -> None:
             assert not mask.finds(line), (secret, line[-80:])
             data = json.loads(line)
             assert data["type"] == "turn_start" and data["turn"] == turn
+
+
+def test_a_secret_made_of_the_line_s_own_structure_empties_nothing() -> None:
+    # A value a hostile token endpoint chose to match every line: the events stay whole.
+    from launcher.events import SessionStart, ToolCallEvent
+
+    call = ToolCallEvent(turn=1, id="c1", name="srv__echo", arguments={"text": "hi"})
+    start = SessionStart(agent="a", session_id="20261206T000000-abcdef", log_dir="/home/alice/x")
+    for secret in ('"type": "', "tool_call", "session_start", '", "session_id": "2026'):
+        for event in (call, start):
+            (out,) = MaskedEvents(SecretMask({secret}))(event)
+            assert json.loads(out.to_json()) == json.loads(event.to_json()), secret
+
+
+def test_a_value_the_program_reads_back_is_never_masked_by_the_line() -> None:
+    from launcher.events import SessionStart
+
+    start = SessionStart(agent="a", session_id="20261206T000000-abcdef", log_dir="/home/alice/x")
+    (out,) = MaskedEvents(SecretMask({'alice/x", "sch'}))(start)
+    assert json.loads(out.to_json())["log_dir"] == "/home/alice/x"

@@ -20,6 +20,7 @@ LEAVES = (
     "errors",
     "procs",
     "secrets",
+    "secret_forms",
     "secret_files",
     "settings",
     "state",
