@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-import launcher.events as events_module
+import launcher.event_line as event_line
 from launcher.event_mask import MaskedEvents
 from launcher.events import (
     AgentEnd,
@@ -54,7 +54,7 @@ def test_without_the_c_scanner_the_line_is_the_same(
     event: Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(json.encoder, "c_make_encoder", None)
-    encode = events_module._line_encoder()
+    encode = event_line._line_encoder()
     assert encode(event.to_dict()) == json.dumps(event.to_dict(), ensure_ascii=False, default=str)
 
 
