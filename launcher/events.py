@@ -371,17 +371,26 @@ EventSink = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    """Fan-out of events to subscribers, in subscription order."""
+    """Fan-out of events to subscribers, in subscription order; a sink that takes only some
+    event types is not even called for the others (each type's sinks found once)."""
 
     def __init__(self) -> None:
-        self._sinks: tuple[EventSink, ...] = ()
+        self._sinks: tuple[tuple[EventSink, tuple[type[Event], ...] | None], ...] = ()
+        self._routes: dict[type[Event], tuple[EventSink, ...]] = {}
 
-    def subscribe(self, sink: EventSink) -> None:
+    def subscribe(self, sink: EventSink, only: tuple[type[Event], ...] | None = None) -> None:
+        """`sink` gets every event from now on, or those of the types `only` names."""
         # A new tuple: an emit under way goes on over the sinks it started with.
-        self._sinks = (*self._sinks, sink)
+        self._sinks = (*self._sinks, (sink, only))
+        self._routes = {}
 
     async def emit(self, event: Event) -> None:
-        for sink in self._sinks:
+        kind = type(event)
+        sinks = self._routes.get(kind)
+        if sinks is None:
+            sinks = tuple(s for s, only in self._sinks if only is None or issubclass(kind, only))
+            self._routes[kind] = sinks
+        for sink in sinks:
             await sink(event)
 
 

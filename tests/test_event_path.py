@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,41 @@ def test_text_is_masked_alike_whether_forms_are_searched_one_by_one_or_by_patter
         dirty = f"a {value} b {json.dumps(value)} c"
         assert mask.finds(dirty)
         assert mask.text(dirty) == f'a {MASK} b "{MASK}" c'
+
+
+def test_a_sink_for_some_event_types_is_not_called_for_the_others() -> None:
+    bus = EventBus()
+    seen: list[tuple[str, str]] = []
+
+    def sink(label: str) -> Callable[[Event], Awaitable[None]]:
+        async def record(event: Event) -> None:
+            seen.append((label, event.type))
+
+        return record
+
+    bus.subscribe(sink("all"))
+    bus.subscribe(sink("text"), only=(TextDelta,))
+    bus.subscribe(sink("end"), only=(AgentEnd, TextDelta))
+    sent = [
+        ToolCallEvent(turn=1, id="c", name="n"),
+        TextDelta(turn=1, text="t"),
+        AgentEnd(status=RunStatus.COMPLETED, result="r"),
+    ]
+
+    async def main() -> None:
+        for event in sent:
+            await bus.emit(event)
+        bus.subscribe(sink("late"), only=(ToolCallEvent,))  # routes found again
+        await bus.emit(sent[0])
+
+    anyio.run(main)
+    assert seen == [
+        ("all", "tool_call"),
+        ("all", "text_delta"),
+        ("text", "text_delta"),
+        ("end", "text_delta"),
+        ("all", "agent_end"),
+        ("end", "agent_end"),
+        ("all", "tool_call"),
+        ("late", "tool_call"),
+    ]
