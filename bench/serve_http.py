@@ -7,7 +7,10 @@ serve run side by side; each round spawns through one then the other (the order 
 round), a pause before each spawn (a spare waiting, as after a host's model turn); the figure
 is the median of the per-round ratios. Then 32 foreground spawns (each thinking 1 s) from 8
 HTTP hosts at once, `--max-concurrent 32`: all must complete; the p95 of their overheads ÷
-the median HTTP overhead of the rounds; serve's peak RSS while they are in flight.
+the median HTTP overhead of the rounds; serve's peak RSS while they are in flight. The burst
+runs twice: against serve's default (one spare worker: most spawns start a worker), and
+against a serve started with `--spares 32` once its 32 spares are done importing (a shared
+service sized for its burst).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -141,42 +145,122 @@ async def measure(root: Path, rounds: int, hosts: int, each: int, gap: float) ->
                     await anyio.sleep(gap)
                     sample.append(await overhead(client, quick))
 
-            burst: list[float] = []
-            failures: list[str] = []
-            peak_kib = 0
-
-            async def one(client: Client) -> None:
-                try:
-                    burst.append(await overhead(client, think))
-                except Exception as exc:  # counted: "all complete" is a figure here
-                    failures.append(f"{type(exc).__name__}: {exc}")
-
-            async def host() -> None:
-                async with http_host(url) as client, anyio.create_task_group() as calls:
-                    for _ in range(each):
-                        calls.start_soon(one, client)
-
-            async with anyio.create_task_group() as tg:
-                for _ in range(hosts):
-                    tg.start_soon(host)
-                with anyio.fail_after(LIMIT_S):
-                    while len(burst) + len(failures) < total:
-                        peak_kib = max(peak_kib, _rss_kib(serve_pid))
-                        await anyio.sleep(0.05)
+            default = await burst(url, serve_pid, hosts, each, think)
+    # A service sized for the burst: its spares started and imported before the hosts call.
+    async with http_serve(root, env, "--max-concurrent", str(total), "--spares", str(total)) as (
+        sized_pid,
+        sized_url,
+    ):
+        with anyio.fail_after(LIMIT_S):
+            while len(ready_spares(sized_pid)) < total:  # noqa: ASYNC110 (polled from outside, as ps)
+                await anyio.sleep(0.1)
+        tuned = await burst(sized_url, sized_pid, hosts, each, think)
     single = median(over_http)
     ratio = median(pair_ratios(over_http, over_stdio))
-    p95 = sorted(burst)[max(0, math.ceil(0.95 * len(burst)) - 1)] if burst else float("inf")
     return [
         Result("14 serve http", "overhead per foreground spawn, HTTP ÷ stdio", ratio, 1.2,
                f"median of {rounds} pair ratios; {single * 1000:.0f} vs "
                f"{median(over_stdio) * 1000:.0f} ms"),
-        Result("14 serve http", f"{total} spawns from {hosts} HTTP hosts at once: not completed",
-               float(len(failures)), 0, "; ".join(failures[:2]) or "all completed"),
-        Result("14 serve http", f"p95 overhead of those {total} ÷ one spawn's", p95 / single, 2.0,
-               f"p95 {p95 * 1000:.0f} ms, one {single * 1000:.0f} ms"),
-        Result("14 serve http", f"serve's peak RSS, MiB, {total} in flight", peak_kib / 1024,
-               None, "VmRSS sampled every 50 ms"),
+        *default.results(f"{total} spawns from {hosts} HTTP hosts at once", single, None),
+        *tuned.results(f"the same, `--spares {total}`", single, 2.0),
     ]  # fmt: skip
+
+
+@dataclass
+class Burst:
+    """What one burst of concurrent spawns measured."""
+
+    overheads: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    peak_kib: int = 0
+    busy_s: float = 0.0
+    """The machine's CPU seconds over the burst (every process: serve, workers, the hosts)."""
+    serve_s: float = 0.0
+    """serve's own CPU seconds over the burst."""
+    hosts_s: float = 0.0
+    """This process's (the hosts') CPU seconds over the burst."""
+
+    def results(self, what: str, single: float, goal: float | None) -> list[Result]:
+        """Not completed, p95 overhead ÷ one spawn's (`goal`: None for info), peak RSS, and
+        the CPU the burst took: the floor of its p95 on this machine's cores."""
+        count = max(1, len(self.overheads) + len(self.failures))
+        cores = len(os.sched_getaffinity(0))
+        done = sorted(self.overheads)
+        p95 = done[max(0, math.ceil(0.95 * len(done)) - 1)] if done else float("inf")
+        return [
+            Result("14 serve http", f"{what}: not completed", float(len(self.failures)), 0,
+                   "; ".join(self.failures[:2]) or "all completed"),
+            Result("14 serve http", f"{what}: p95 overhead ÷ one spawn's", p95 / single, goal,
+                   f"p95 {p95 * 1000:.0f} ms, one {single * 1000:.0f} ms"),
+            Result("14 serve http", f"{what}: serve's peak RSS, MiB", self.peak_kib / 1024,
+                   None, "VmRSS sampled every 50 ms"),
+            Result("14 serve http", f"{what}: CPU per spawn, ms (all processes)",
+                   self.busy_s / count * 1000, None,
+                   f"{self.busy_s:.2f} CPU-s on {cores} cores = {self.busy_s / cores:.2f} s; of it"
+                   f" serve {self.serve_s:.2f}, the hosts {self.hosts_s:.2f}, the workers"
+                   f" and the rest {self.busy_s - self.serve_s - self.hosts_s:.2f}"),
+        ]  # fmt: skip
+
+
+def ready_spares(parent: int) -> list[int]:
+    """`parent`'s spare workers done importing (named `subagent-spare`), as `ps` shows them."""
+    from launcher.backend.spare import SPARE_NAME
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+            if stat and int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                if (entry / "comm").read_text().strip() == SPARE_NAME:
+                    found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+async def burst(url: str, serve_pid: int, hosts: int, each: int, think: Path) -> Burst:
+    """`hosts` HTTP hosts at once, each with `each` foreground spawns at once."""
+    out = Burst()
+
+    async def one(client: Client) -> None:
+        try:
+            out.overheads.append(await overhead(client, think))
+        except Exception as exc:  # counted: "all complete" is a figure here
+            out.failures.append(f"{type(exc).__name__}: {exc}")
+
+    async def host() -> None:
+        async with http_host(url) as client, anyio.create_task_group() as calls:
+            for _ in range(each):
+                calls.start_soon(one, client)
+
+    busy, serve, own = _busy_s(), _cpu_s(serve_pid), time.process_time()
+    async with anyio.create_task_group() as tg:
+        for _ in range(hosts):
+            tg.start_soon(host)
+        with anyio.fail_after(LIMIT_S):
+            while len(out.overheads) + len(out.failures) < hosts * each:
+                out.peak_kib = max(out.peak_kib, _rss_kib(serve_pid))
+                await anyio.sleep(0.05)
+    out.busy_s = _busy_s() - busy
+    out.serve_s = _cpu_s(serve_pid) - serve
+    out.hosts_s = time.process_time() - own
+    return out
+
+
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _busy_s() -> float:
+    """CPU seconds every process of the machine has used since boot (/proc/stat: all but
+    idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) * TICK_S
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds `pid` itself has used (utime + stime)."""
+    after = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(after[11]) + int(after[12])) * TICK_S
 
 
 def run(size: Size = "full") -> list[Result]:

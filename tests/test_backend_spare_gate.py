@@ -129,3 +129,36 @@ async def test_serve_s_pool_refills_at_once_while_taken_spares_still_import(
         assert len(fakes.warming) == 4  # all of them still importing, none held back
         assert not fakes.gated.is_set()
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_gated_start_starts_the_first_spare_then_one_a_core(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    # serve's `--spares N`: the first spare at once (it serves the first call), the others
+    # only while fewer than `max_warming` import, so none slows the first.
+    pool = SparePool(
+        workspace=tmp_path, log_dir=tmp_path / "logs", count=4, max_warming=2, gate_start=True
+    )
+    await pool.start_now()
+    assert len(fakes.started) == 1
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pool.run)
+        with anyio.fail_after(LIMIT_S):
+            await fakes.gated.wait()
+        assert len(fakes.started) == 2  # two import: the third waits for a core
+        fakes.warming.clear()
+        await _until(lambda: len(fakes.started) == 4)
+        assert len(pool.pids) == 4
+        tg.cancel_scope.cancel()
+    assert fakes.stopped == {pid for pid, _ in fakes.started}
+
+
+@pytest.mark.anyio
+async def test_an_ungated_start_starts_every_spare_at_once(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=3, max_warming=2)
+    await pool.start_now()
+    assert len(fakes.started) == 3
+    assert not fakes.gated.is_set()

@@ -20,11 +20,14 @@ SAME = [
     ["--task-ttl", "0.5", "--workspace", "."],
     ["--scripted-dir", ".", "--scripted-dir=/tmp"],
     ["--max-concurrent=7", "--task-ttl=86400"],
+    ["--spares", "8", "--max-concurrent=16"],
 ]
 """Argument lists the fast parser takes: it must agree with typer on every keyword."""
 FALLBACK = [
     ["--max-concurrent", "0"],
     ["--max-concurrent", "x"],
+    ["--spares", "0"],
+    ["--spares", "two"],
     ["--task-ttl", "0"],
     ["--task-ttl", "nan"],
     ["--workspace", "/nonexistent/dir"],

@@ -210,6 +210,7 @@ ERRORS = [
     (["serve", "--bogus"], "No such option: --bogus"),
     (["serve", "--model"], "Option '--model' requires an argument."),
     (["serve", "--max-concurrent", "0"], "Invalid value for '--max-concurrent'"),
+    (["serve", "--spares", "0"], "Invalid value for '--spares'"),
     (["log", "--bogus"], "No such option: --bogus"),
     (["log", "-n"], "Option '-n' requires an argument."),
     (["log", "a", "b"], "Got unexpected extra argument(s) (b)"),

@@ -243,9 +243,10 @@ class SparePool:
     With `max_warming` (a batch: many jobs at once), a refill starts a spare only while
     fewer than that many of its spares, waiting or taken, are still importing: on few
     cores, replacements started all at once beside spares just taken would slow the jobs
-    those run. Without it (serve) a refill starts at once: a host's next spawn, a moment
-    later, must find its spare already importing. `lean` spares preload only what every
-    session needs (a driver whose jobs use a scripted model sets it)."""
+    those run. Without it (serve's one spare) a refill starts at once: a host's next spawn,
+    a moment later, must find its spare already importing. `gate_start` holds the first
+    fill to `max_warming` too (serve's `--spares N`: the first ready soonest). `lean` spares
+    preload only what every session needs (a driver whose jobs use a scripted model sets it)."""
 
     def __init__(
         self,
@@ -255,8 +256,10 @@ class SparePool:
         count: int = SPARE_COUNT,
         lean: bool = False,
         max_warming: int | None = None,
+        gate_start: bool = False,
     ) -> None:
         self._workspace = workspace
+        self._gate_start = gate_start
         self._log_dir = log_dir
         self._count = count
         self.lean = lean
@@ -310,8 +313,9 @@ class SparePool:
 
     async def start_now(self) -> None:
         """Start the spares at once, before `run` (serve: while its MCP SDK loads, the first
-        spare imports on the other core, and the host's first spawn finds it ready)."""
-        await self._fill(gated=False)
+        spare imports on the other core, and the host's first spawn finds it ready); with
+        `gate_start`, only the first: `run` starts the others."""
+        await self._fill(gated=False, most=1 if self._gate_start else None)
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -319,7 +323,8 @@ class SparePool:
         """Keep the pool full until cancelled, then end every spare still waiting; started
         once the first spares are."""
         try:
-            await self._fill(gated=False)  # nothing is importing yet: start them all now
+            # Nothing is importing yet: start them all now, unless held to a core's worth.
+            await self._fill(gated=self._gate_start)
             task_status.started()
             while True:
                 await self._wanted.wait()
@@ -337,13 +342,14 @@ class SparePool:
         waiting = sum(1 for s in self._ready if is_warming(s.process.pid))
         return len(self._taken) + waiting
 
-    async def _fill(self, *, gated: bool = True) -> None:
+    async def _fill(self, *, gated: bool = True, most: int | None = None) -> None:
         while len(self._ready) > self._wanted_count():
             self._retired.append(self._ready.pop())  # the newest: likely still importing
         retired, self._retired = self._retired, []
         await self._stop(retired)
         limit = self._max_warming if gated else None
-        while len(self._ready) < self._wanted_count():
+        wanted = self._wanted_count() if most is None else min(most, self._wanted_count())
+        while len(self._ready) < wanted:
             if limit is not None:
                 await wait_until(lambda: self.warming() < limit, WARM_WAIT_S)
             here = _identity(self._workspace)

@@ -48,6 +48,7 @@ def keywords(
     return {
         "model": raw["model"],
         "max_concurrent": raw["max_concurrent"],
+        "spares": raw["spares"],
         "task_ttl": raw["task_ttl"],
         "config_dir": config_dir,
         "workspace": workspace,
@@ -138,6 +139,7 @@ def run_serve(
     workspace: Path | None,
     no_lock: bool,
     scripted_dirs: list[Path],
+    spares: int = 1,
     http: "HttpOptions | None" = None,
     engine: str = "local",
     address: str | None = None,
@@ -177,7 +179,7 @@ def run_serve(
     import anyio
 
     from launcher.backend.drain_signal import DrainSignal
-    from launcher.backend.spare import SparePool
+    from launcher.backend.spare import SparePool, default_max_warming
     from launcher.state import state_home
 
     home = state_home()
@@ -191,13 +193,18 @@ def run_serve(
         signalled = DrainSignal()
         async with anyio.create_task_group() as tg:
             await tg.start(signalled.watch)
-            # The first spare imports on the other core while the SDK loads here (~1.5 s).
-            spares = SparePool(workspace=root, log_dir=home / "serve") if driver is None else None
-            if spares is not None:
-                await spares.start_now()
+            # The first spare imports on the other core while the SDK loads here (~1.5 s);
+            # more (`--spares`) start one a core, so none slows the first.
+            pool = None
+            if driver is None:
+                count = min(spares, max_concurrent)  # a spare beyond that never runs sooner
+                pool = SparePool(workspace=root, log_dir=home / "serve", count=count,
+                                 max_warming=default_max_warming() if count > 1 else None,
+                                 gate_start=count > 1)  # fmt: skip
+                await pool.start_now()
             manager = None
-            if calls is not None and spares is not None:
-                manager = calls.open_pool(tg, config, config_path, root, home, dirs, spares=spares,
+            if calls is not None and pool is not None:
+                manager = calls.open_pool(tg, config, config_path, root, home, dirs, spares=pool,
                                           model=model, max_concurrent=max_concurrent,
                                           no_lock=no_lock)  # fmt: skip
                 with anyio.CancelScope() as head_start:
@@ -216,7 +223,7 @@ def run_serve(
                 task_ttl_ms=round(task_ttl * 1000),
                 scripted_dirs=dirs,
                 driver=driver,
-                spares=spares,
+                spares=pool,
                 config=config,
                 manager=manager,
                 drain_signal=signalled,

@@ -149,6 +149,7 @@ NO_LOCK = Opt(
 JSON = Opt("json_out", "--json", kind="flag", help="Machine-readable output.")
 
 MAX_CONCURRENT_DEFAULT = 4
+SPARES_DEFAULT = 1
 TASK_TTL_DEFAULT_S = 3600.0
 TASK_TTL_MIN_S = 0.001
 TASK_TTL_MAX_S = 86400.0
@@ -161,6 +162,14 @@ SERVE: tuple[Opt, ...] = (
         default=MAX_CONCURRENT_DEFAULT,
         lo=1,
         help="Sub-agents running at once.",
+    ),
+    Opt(
+        "spares",
+        "--spares",
+        kind="int",
+        default=SPARES_DEFAULT,
+        lo=1,
+        help="Workers kept started ahead of the next spawns (at most --max-concurrent).",
     ),
     Opt(
         "task_ttl",
