@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Self, TextIO
 
 from launcher.event_line import encode as _encode
 from launcher.event_line import field_text as _field
@@ -108,6 +108,13 @@ class Event:
 
     def _line(self) -> str:
         return _encode(self.to_dict())
+
+    def with_line(self, line: str) -> Self:
+        """A copy whose JSON text is `line` (the mask's last resort: a secret written across
+        two fields, which no field alone holds)."""
+        copy = dataclasses.replace(self)
+        copy.__dict__[_LINE] = line
+        return copy
 
 
 _LINE = "_json_line"

@@ -147,11 +147,26 @@ def _b64_cores(raw: bytes, encode: Callable[[bytes], bytes]) -> set[str]:
     return cores
 
 
+def secret_bytes(value: str) -> bytes:
+    """`value` as bytes: UTF-8, where a byte that was not UTF-8 (an environment value's
+    surrogate escape) is that byte again, and any other lone surrogate (a JSON `\\udXXX`
+    escape in a token response) is spelt as UTF-8 would spell it; never an error."""
+    try:
+        return value.encode()
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+
+
 def secret_forms(value: str) -> set[str]:
     """Every form of `value` that is masked: raw, URL-encoded, JSON-escaped, base64."""
-    forms = {value, quote(value), quote(value, safe=""), quote_plus(value)}
+    raw = secret_bytes(value)
+    forms = {value, quote(raw), quote(raw, safe=""), quote_plus(raw)}
     forms |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    raw = value.encode()
+    # Bytes that are not UTF-8 reach text as a decoder left them (a command's output).
+    forms |= {raw.decode("utf-8", "replace"), raw.decode("utf-8", "backslashreplace")}
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         forms.add(encode(raw).decode())
         forms |= _b64_cores(raw, encode)
@@ -181,7 +196,7 @@ class SecretMask:
         # A few forms are found faster one by one (`in`: a C substring search that skips)
         # than by the pattern, whose first-character scan tests every character of the text.
         self._forms = tuple(ordered) if len(ordered) <= SCAN_FORMS else None
-        encoded = [form.encode() for form in ordered]
+        encoded = [secret_bytes(form) for form in ordered]
         self._last_tuple: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._bytes = re.compile(b"|".join(map(re.escape, encoded))) if ordered else None
         self.longest = max((len(form) for form in encoded), default=0)
@@ -322,9 +337,12 @@ class LiveMask(SecretMask):
     def _sync(self) -> None:
         held = runtime.current().secrets
         # The runtime's identity too: a fresh one restarts its generation count.
-        if self._seen != (held, held.generation):
-            self._seen = (held, held.generation)
-            SecretMask.__init__(self, self._base | held.learned)
+        seen = (held, held.generation)
+        if self._seen != seen:
+            # Made whole first, then taken at once: a mask never holds half of a new state,
+            # nor marks one as seen that it does not hold.
+            self.__dict__.update(SecretMask(self._base | held.learned).__dict__)
+            self._seen = seen
 
     def __bool__(self) -> bool:
         self._sync()

@@ -104,3 +104,17 @@ def test_a_turn_start_without_shared_names_is_searched_whole() -> None:
     (out,) = masked(TurnStart(turn=1, tools=[f"srv__{secret}"]))
     assert TurnStart(turn=1, tools=[]).names_span() is None
     assert secret not in out.to_json()
+
+
+def test_a_secret_written_across_two_names_is_masked_in_the_line() -> None:
+    # A password holding `", "`: a server that knows it names two tools so that the line
+    # spells it, though neither name holds it alone.
+    names = ToolNames([*NAMES, "srv__pass", "wo_rd"])
+    for secret in ('ss", "wo', 'rd"], "deferred": 0'):
+        mask = SecretMask({secret})
+        for turn in (1, 2):
+            (out,) = MaskedEvents(mask)(TurnStart(turn=turn, tools=names))
+            line = out.to_json()
+            assert not mask.finds(line), (secret, line[-80:])
+            data = json.loads(line)
+            assert data["type"] == "turn_start" and data["turn"] == turn

@@ -35,7 +35,7 @@ SHELL_AGENT = "---\nname: shell\ntools: [bash]\nextensions: false\nsandbox: off\
 QUIET_AGENT = "---\nname: quiet\ntools: []\nextensions: false\n---\nSay done.\n"
 
 PROBE = f"""
-import os, sys, time
+import os, stat, sys, time
 prefix = {PREFIX!r}.encode()
 skip = ("socket:", "pipe:", "anon_inode:", "/dev/")  # pipes: reading would steal data
 me, found, opened, passes = os.getpid(), set(), 0, 0
@@ -53,7 +53,10 @@ while not os.path.exists("stop") and time.monotonic() < deadline:
             try:
                 if os.readlink(path).startswith(skip):
                     continue
-                with open(path, "rb") as f:
+                # Files only (a memfd is one): another process's FIFO would block the open.
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    continue
+                with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
                     data = f.read(1 << 20)
             except OSError:
                 continue
