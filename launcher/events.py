@@ -19,6 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Self, TextIO
 
+from launcher.event_line import encode as _encode
+from launcher.event_line import field_text as _field
 from launcher.secrets import UNMASKED
 
 READ_BACK = {UNMASKED: True}
@@ -121,17 +123,6 @@ _NAMES_AT = "_names_at"
 """Where a `turn_start` keeps the offset of its offer's names in that text."""
 
 
-def _line_encoder() -> Callable[[Any], str]:
-    # json.dumps builds an encoder and its C scanner anew for every call; one scanner made
-    # once writes the same text (no circular check: an event's values are plain JSON data).
-    scanner = getattr(json.encoder, "c_make_encoder", None)
-    if scanner is None:  # a Python without the C accelerator
-        return json.JSONEncoder(ensure_ascii=False, default=str).encode
-    make = scanner(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(make(value, 0))
-
-
-_encode = _line_encoder()
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -278,6 +269,17 @@ class ToolCallEvent(Event):
     tool: str | None = None
     """The offered tool's own name (`list_issues` for `mcp__github__list_issues`)."""
 
+    def _line(self) -> str:
+        # Every call writes it: made from the fields, not a dict walked (tests/test_events_line)
+        if type(self) is not ToolCallEvent:
+            return super()._line()
+        f = _field
+        return (
+            f'{{"type": "tool_call", "ts": {f(self.ts)}, "turn": {f(self.turn)}, "id": '
+            f'{f(self.id)}, "name": {f(self.name)}, "arguments": {f(self.arguments)}, '
+            f'"server": {f(self.server)}, "tool": {f(self.tool)}}}'
+        )
+
 
 @dataclass(kw_only=True)
 class ToolResultEvent(Event):
@@ -289,6 +291,16 @@ class ToolResultEvent(Event):
     content: str
     server: str | None = None
     tool: str | None = None
+
+    def _line(self) -> str:
+        if type(self) is not ToolResultEvent:  # as ToolCallEvent's
+            return super()._line()
+        f = _field
+        return (
+            f'{{"type": "tool_result", "ts": {f(self.ts)}, "turn": {f(self.turn)}, "id": '
+            f'{f(self.id)}, "name": {f(self.name)}, "is_error": {f(self.is_error)}, "content": '
+            f'{f(self.content)}, "server": {f(self.server)}, "tool": {f(self.tool)}}}'
+        )
 
 
 @dataclass(kw_only=True)
@@ -366,17 +378,26 @@ EventSink = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    """Fan-out of events to subscribers, in subscription order."""
+    """Fan-out of events to subscribers, in subscription order; a sink that takes only some
+    event types is not even called for the others (each type's sinks found once)."""
 
     def __init__(self) -> None:
-        self._sinks: tuple[EventSink, ...] = ()
+        self._sinks: tuple[tuple[EventSink, tuple[type[Event], ...] | None], ...] = ()
+        self._routes: dict[type[Event], tuple[EventSink, ...]] = {}
 
-    def subscribe(self, sink: EventSink) -> None:
+    def subscribe(self, sink: EventSink, only: tuple[type[Event], ...] | None = None) -> None:
+        """`sink` gets every event from now on, or those of the types `only` names."""
         # A new tuple: an emit under way goes on over the sinks it started with.
-        self._sinks = (*self._sinks, sink)
+        self._sinks = (*self._sinks, (sink, only))
+        self._routes = {}
 
     async def emit(self, event: Event) -> None:
-        for sink in self._sinks:
+        kind = type(event)
+        sinks = self._routes.get(kind)
+        if sinks is None:
+            sinks = tuple(s for s, only in self._sinks if only is None or issubclass(kind, only))
+            self._routes[kind] = sinks
+        for sink in sinks:
             await sink(event)
 
 

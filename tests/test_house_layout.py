@@ -15,6 +15,7 @@ LEAVES = (
     "auth",
     "config",
     "events",
+    "event_line",
     "event_mask",
     "events_schema",
     "errors",
