@@ -120,7 +120,7 @@ class McpConnection:
             return ToolResult(content=self._unavailable(), is_error=True)
         timeout = self.spec.tool_timeout
         try:
-            result = await sdk.call_tool(client, tool, arguments, timeout)
+            result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
             login = self._auth_failure()
             if login is not None:

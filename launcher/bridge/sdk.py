@@ -15,8 +15,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, ToolsListChanged
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import CallToolResult, ToolListChangedNotification
-from mcp_types.jsonrpc import HEADER_MISMATCH
+from mcp_types import ToolListChangedNotification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from launcher.bridge.auth.session import session_auth
@@ -32,7 +31,6 @@ __all__ = [
     "ToolListChangedNotification",
     "ToolsListChanged",
     "accept_with_defaults",
-    "call_tool",
     "describe_startup_error",
     "from_call_result",
     "from_exception",
@@ -81,28 +79,3 @@ def implementation(info: Any) -> dict[str, str | None] | None:
     if info is None:
         return None
     return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}
-
-
-async def call_tool(
-    client: Client, name: str, arguments: dict[str, Any], read_timeout_seconds: float
-) -> CallToolResult:
-    """`client.call_tool(name, arguments, read_timeout_seconds)`, sent as it sends it
-    but straight through its session: the Client's own layers (the re-list after a
-    `HEADER_MISMATCH`, the input-required rounds, claimed shapes) apply to no plain result.
-    Those cases go to the Client: the server refused the request or wants input first, so
-    it is sent again the Client's way (one more round trip, where they occur at all)."""
-    try:
-        result = await client.session.call_tool(
-            name,
-            arguments,
-            read_timeout_seconds=read_timeout_seconds,
-            allow_input_required=True,
-            allow_claimed=True,
-        )
-    except MCPError as exc:
-        if exc.code != HEADER_MISMATCH:
-            raise
-        result = None
-    if type(result) is CallToolResult:
-        return result  # already checked against the tool's output schema by the session
-    return await client.call_tool(name, arguments, read_timeout_seconds=read_timeout_seconds)

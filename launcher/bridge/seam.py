@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import httpx2
     import mcp_types as types
     from mcp import Client
-    from mcp import Client as SdkClient  # `Client` below is also an attribute's name
 
     from launcher.auth.tokens import TokenStore
     from launcher.bridge.process import StdioChild
@@ -61,9 +60,6 @@ class SdkModule(Protocol):
     def describe_startup_error(self, exc: BaseException) -> str: ...
     def probe_outrun(self, exc: BaseException) -> bool: ...
     def implementation(self, info: Any) -> dict[str, str | None] | None: ...
-    async def call_tool(
-        self, client: SdkClient, name: str, arguments: dict[str, Any], read_timeout_seconds: float
-    ) -> types.CallToolResult: ...
     def from_call_result(self, result: types.CallToolResult) -> ToolResult: ...
     def from_exception(
         self,
