@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.errors import RunError, UsageError
+from launcher.exec_path import absolute_path
 
 GIT_TIMEOUT_S = 120.0
 """A git call here is a local checkout, status or fetch: minutes mean a hung filesystem."""
@@ -122,8 +123,7 @@ def run_git(
 
 def _safe_path() -> str:
     """PATH without relative entries: a `git` in the directory a call runs in is never it."""
-    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return os.pathsep.join(e for e in entries if os.path.isabs(e)) or os.defpath
+    return absolute_path(os.environ.get("PATH", os.defpath))
 
 
 @functools.cache

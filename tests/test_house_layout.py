@@ -27,6 +27,7 @@ LEAVES = (
     "state",
     "flock",
     "gitcmd",
+    "exec_path",
     "untrusted",
     "toolset.types",
     "toolset.naming",

@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from launcher.errors import SpawnError
+from launcher.exec_path import with_absolute_path
 from launcher.procs.group import spawn_group, wait_until
 
 BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
@@ -28,15 +29,79 @@ BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC
 
 
 def server_environment(declared: dict[str, str]) -> dict[str, str]:
-    """The base environment plus the server's declared variables (which win)."""
+    """The base environment plus the server's declared variables (which win); PATH keeps
+    only its absolute entries, so a bare command is never found in the workspace."""
     env = {k: v for k, v in os.environ.items() if k in BASE_ENV_VARS and not v.startswith("()")}
     env.update(declared)
-    return env
+    return with_absolute_path(env)
 
 
 def resolve_command(command: str) -> str:
     """`python`/`python3` mean this interpreter, so stub servers run in our environment."""
     return sys.executable if command in ("python", "python3") else command
+
+
+def python_args(program: str, args: list[str], cwd: Path | None) -> list[str]:
+    """`args` with `-P` first when `program` is this interpreter running `-m MODULE` and
+    MODULE's top-level package is found without the working directory.
+
+    `-m` puts the working directory (the workspace) first on `sys.path`, so a package the
+    model wrote there would shadow an installed one. A module found only in the workspace
+    is the user's own code there, and keeps the old lookup.
+    """
+    if os.path.abspath(program) != os.path.abspath(sys.executable):
+        return args
+    module = _module_of(args)
+    if module is None or os.environ.get("PYTHONSAFEPATH"):
+        return args
+    top = module.split(".", 1)[0]
+    return ["-P", *args] if top and _found_outside(top, cwd) else args
+
+
+def _module_of(args: list[str]) -> str | None:
+    """The MODULE of `-m MODULE` among the interpreter's options; None if there is none,
+    or if `-P`/`-I` already keeps the working directory off the path."""
+    rest = iter(args)
+    for arg in rest:
+        if not arg.startswith("-") or arg in ("-", "--") or arg.startswith("--"):
+            return None  # a script, stdin, or a long option (--version, --help)
+        flags = arg[1:]
+        for i, flag in enumerate(flags):
+            tail = flags[i + 1 :]
+            if flag in "PI":
+                return None
+            if flag == "c":
+                return None
+            if flag == "m":
+                return tail or next(rest, None)
+            if flag in "WX":
+                if not tail:
+                    next(rest, None)
+                break
+    return None
+
+
+def _found_outside(top: str, cwd: Path | None) -> bool:
+    """Whether this interpreter finds the top-level module `top` with the working directory
+    left off `sys.path` (what `-P` changes; its subdirectories on the path stay)."""
+    import importlib.machinery
+
+    if top in sys.builtin_module_names:
+        return True
+    here = os.path.realpath(cwd if cwd is not None else os.getcwd())
+    path = [e for e in sys.path if e and os.path.isabs(e) and os.path.realpath(e) != here]
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder:
+            spec = importlib.machinery.PathFinder.find_spec(top, path)
+        else:
+            find = getattr(finder, "find_spec", None)
+            try:
+                spec = find(top, None) if find is not None else None
+            except (ImportError, ValueError):
+                spec = None
+        if spec is not None:
+            return True
+    return False
 
 
 @dataclass
@@ -84,6 +149,7 @@ async def spawn_server(
     if cwd is not None and not await anyio.Path(cwd).is_dir():
         # Checked first: exec would blame the command ("command not found: <cwd>").
         raise SpawnError(f"working directory does not exist: {cwd}")
-    argv = [resolve_command(command), *args]
+    program = resolve_command(command)
+    argv = [program, *python_args(program, args, cwd)]
     argv = join(argv) if join is not None else argv
     return await spawn_group(argv, env=env, cwd=cwd, stderr=subprocess.PIPE)

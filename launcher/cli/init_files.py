@@ -32,7 +32,7 @@ def mcp_json(python: str) -> str:
         '{\n  "mcpServers": {\n'
         f'    "{SERVER}": {{\n'
         f'      "command": {command},\n'
-        '      "args": ["-m", "mcp_servers.github"],\n'
+        '      "args": ["-P", "-m", "mcp_servers.github"],\n'
         '      "startup_timeout": 30\n'
         "    }\n  }\n}\n"
     )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from launcher.exec_path import absolute_path, with_absolute_path
 from launcher.hooks.protocol import HookRun
 from launcher.procs.group import end_call_group, spawn_group
 from launcher.secrets import public_environment
@@ -42,18 +43,19 @@ def hook_argv(spec: HookSpec, project_dir: Path) -> list[str]:
         return [_substitute(part, project_dir) for part in (spec.command, *spec.args)]
     shell = "bash" if spec.shell == "bash" else "/bin/sh"
     if shell == "bash":
-        shell = shutil.which("bash") or "/bin/bash"
+        shell = shutil.which("bash", path=absolute_path(os.environ.get("PATH"))) or "/bin/bash"
     return [shell, "-c", spec.command]
 
 
 def hook_environment(project_dir: Path) -> dict[str, str]:
-    """What a hook process sees: the launcher's public environment and CLAUDE_PROJECT_DIR.
+    """What a hook process sees: the launcher's public environment and CLAUDE_PROJECT_DIR;
+    PATH without empty or relative entries (the hook starts in the workspace).
 
     Claude Code removes OpenTelemetry exporter settings from every process it starts.
     """
     env = {k: v for k, v in public_environment().items() if not k.startswith("OTEL_")}
     env[PROJECT_DIR_VAR] = str(project_dir)
-    return env
+    return with_absolute_path(env)
 
 
 async def run_hook(

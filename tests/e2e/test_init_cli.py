@@ -56,7 +56,7 @@ def test_init_writes_a_config_that_checks_and_spawns(subagent: Subagent) -> None
     )
     servers = json.loads((subagent.cwd / ".subagent/mcp.json").read_text())["mcpServers"]
     assert list(servers) == ["github"]
-    assert servers["github"]["args"] == ["-m", "mcp_servers.github"]
+    assert servers["github"]["args"] == ["-P", "-m", "mcp_servers.github"]
     lock = json.loads((subagent.cwd / ".subagent/subagent.lock.json").read_text())
     assert "github__list_issues" in lock["agents"]["triage"]["tools"]
     checked = subagent.run("check")
