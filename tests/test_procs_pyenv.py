@@ -100,3 +100,18 @@ def test_this_process_drops_the_directory_it_started_in_from_its_path(
     monkeypatch.setattr(sys, "path", [str(tmp_path), "/opt/lib", "/usr/lib/python3"])
     drop_written_paths(".")
     assert sys.path == ["/opt/lib", "/usr/lib/python3"]
+
+
+def test_a_workspace_elsewhere_is_taken_off_this_process_s_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(tmp_path)  # started here; `--workspace ws`
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["", "ws/src", "/opt/lib"]))
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(workspace / "src"), "/opt/lib"])
+    drop_written_paths(workspace)
+    # The start directory holds the workspace: also gone.
+    assert sys.path == ["/opt/lib"]

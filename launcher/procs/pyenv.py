@@ -85,19 +85,19 @@ def _safe(path: str, written: list[Path]) -> bool:
     return not any(real == w or w in real.parents or real in w.parents for w in written)
 
 
-def drop_written_paths(cwd: str | Path) -> None:
-    """Take PYTHONPATH's entries in or around `cwd` (where a session's model writes) off this
-    process's own import path: serve, long-lived, imports modules after the model wrote."""
+def drop_written_paths(workspace: str | Path) -> None:
+    """Take PYTHONPATH's entries in or around `workspace` (where a session's model writes) off
+    this process's own import path: serve, long-lived, imports modules after the model wrote."""
     raw = os.environ.get("PYTHONPATH")
     if not raw:
         return
     import sys
 
-    here = os.path.abspath(cwd)
-    written = [Path(here).resolve()]
+    start = os.getcwd()  # where Python resolved the entries: this process never moves
+    written = [Path(workspace).resolve()]
     for entry in raw.split(os.pathsep):
-        path = _absolute(entry) or here  # Python read "" as the directory it started in
+        path = _absolute(entry) or start  # Python read "" as the directory it started in
         if not _safe(path, written):
-            for spelt in {path, os.path.join(here, entry) if entry else here}:
+            for spelt in {path, os.path.join(start, entry) if entry else start}:
                 while spelt in sys.path:
                     sys.path.remove(spelt)
