@@ -110,7 +110,7 @@ class Session:
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
-        self.watchdog: Watchdog = Watchdog()
+        self.watchdog: Watchdog = Watchdog(workspace=self.workspace)
         self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
