@@ -4,6 +4,9 @@ import; serve's pool (no `max_warming`) refills at once."""
 from __future__ import annotations
 
 import itertools
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,30 +24,53 @@ FAKE_PIDS = itertools.count(10_000_000)
 """Above any real pid: a fake process must never name a real one."""
 
 
+INTERPRETER_NAME = "python3"
+"""A just-started spare's process name: the interpreter's, until it names itself."""
+
+
 @dataclass
 class FakeProcess:
     pid: int
     returncode: int | None = None
+    stdin: Any = None
 
 
 class FakeWorkers:
-    """Stands in for start_worker, stop_group and the /proc name check."""
+    """Stands in for start_worker, stop_group and the /proc name and state reads."""
 
     def __init__(self) -> None:
         self.started: list[tuple[int, bool]] = []
         self.warming: set[int] = set()
+        """Named WARMING_NAME; a started spare not in it (nor in `unnamed`) is SPARE_NAME."""
+        self.unnamed: set[int] = set()
+        """Still named after the interpreter (with `start_unnamed`, from their start)."""
+        self.frozen: set[int] = set()
+        """Stopped (state T)."""
         self.stopped: set[int] = set()
+        self.start_unnamed = False
         self.gated = anyio.Event()
 
     async def start(self, workspace: Any, log_path: Path, *, spare: bool, lean: bool) -> Any:
         pid = next(FAKE_PIDS)
         self.started.append((pid, lean))
         self.warming.add(pid)
+        if self.start_unnamed:
+            self.unnamed.add(pid)
+        _empty_log(log_path)
         return FakeProcess(pid)
 
     async def stop(self, process: Any, ladder: Any) -> None:
         process.returncode = 0
         self.stopped.add(process.pid)
+
+    def read_stat(self, pid: int) -> tuple[str, str] | None:
+        if pid in self.stopped or pid not in {p for p, _ in self.started}:
+            return None
+        if pid in self.unnamed:
+            name = INTERPRETER_NAME
+        else:
+            name = spare_mod.WARMING_NAME if pid in self.warming else spare_mod.SPARE_NAME
+        return name, "T" if pid in self.frozen else "S"
 
     async def wait_until(self, predicate: Callable[[], bool], limit_s: float) -> bool:
         if not predicate():
@@ -55,13 +81,19 @@ class FakeWorkers:
         return True
 
 
+def _empty_log(log_path: Path) -> None:
+    # A real spare's log exists from its start: the pool removes it if left empty.
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.touch()
+
+
 @pytest.fixture
 def fakes(monkeypatch: pytest.MonkeyPatch) -> FakeWorkers:
     fake = FakeWorkers()
     monkeypatch.setattr(spare_mod, "start_worker", fake.start)
     monkeypatch.setattr(spare_mod, "stop_group", fake.stop)
     monkeypatch.setattr(spare_mod, "wait_until", fake.wait_until)
-    monkeypatch.setattr(spare_mod, "is_warming", lambda pid: pid in fake.warming)
+    monkeypatch.setattr(spare_mod, "read_stat", fake.read_stat)
     return fake
 
 
@@ -162,3 +194,57 @@ async def test_an_ungated_start_starts_every_spare_at_once(
     await pool.start_now()
     assert len(fakes.started) == 3
     assert not fakes.gated.is_set()
+
+
+@pytest.mark.anyio
+async def test_a_waiting_spare_counts_as_importing_until_it_is_named_ready(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    # A spare starts named after the interpreter and takes WARMING_NAME only after its
+    # hand-over: the gate must count it from its start, or it starts every spare at once.
+    fakes.start_unnamed = True
+    pool = SparePool(
+        workspace=tmp_path, log_dir=tmp_path / "logs", count=4, max_warming=2, gate_start=True
+    )
+    await pool.start_now()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pool.run)
+        with anyio.fail_after(LIMIT_S):
+            await fakes.gated.wait()
+        assert len(fakes.started) == 2  # two just started, neither named yet: no third
+        fakes.unnamed.clear()
+        fakes.warming.clear()
+        await _until(lambda: len(fakes.started) == 4)
+        tg.cancel_scope.cancel()
+
+
+def _sleeper(tmp_path: Path, name: str) -> subprocess.Popen[bytes]:
+    # A process's name is its executable's file name: a link named `name` to sleep.
+    link = tmp_path / name
+    link.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    return subprocess.Popen([str(link), "60"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="names are read on Linux")
+def test_a_live_process_not_named_ready_is_importing(tmp_path: Path) -> None:
+    unnamed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    ready = _sleeper(tmp_path, spare_mod.SPARE_NAME)
+    try:
+        assert spare_mod.is_importing(unnamed.pid)  # named after the interpreter
+        assert not spare_mod.is_warming(unnamed.pid)  # a taken spare's test is unchanged
+        assert not spare_mod.is_importing(ready.pid)
+    finally:
+        for process in (unnamed, ready):
+            process.kill()
+            process.wait()
+    assert not spare_mod.is_importing(unnamed.pid)  # gone
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="names are read on Linux")
+def test_a_process_stat_name_may_hold_parentheses_and_spaces(tmp_path: Path) -> None:
+    odd = _sleeper(tmp_path, "a) b (c")
+    try:
+        assert spare_mod.read_stat(odd.pid) in (("a) b (c", "S"), ("a) b (c", "R"))
+    finally:
+        odd.kill()
+        odd.wait()

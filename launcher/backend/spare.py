@@ -52,6 +52,8 @@ SPARE_NAME = "subagent-spare"
 SPARE_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=2.0, sweep_s=0.3)
 """A waiting spare holds no session and no child: SIGTERM at once (it has no handler),
 SIGKILL if it does not go within two seconds."""
+DEAD_STATES = frozenset("ZXx")
+"""/proc/PID/stat states of a process that has exited (a zombie, or dead)."""
 WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
 """-P: the user's workspace (the worker's cwd) must not shadow our own packages."""
 
@@ -66,14 +68,35 @@ def default_max_warming() -> int:
     return max(1, cores)
 
 
-def is_warming(pid: int) -> bool:
-    """Whether the spare `pid` is still importing (Linux: its process name says so; where
-    names cannot be read, never)."""
+def read_stat(pid: int) -> tuple[str, str] | None:
+    """Process `pid`'s name and state letter (Linux: /proc/PID/stat); None when it is gone
+    or names cannot be read (not Linux)."""
     try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
-            return comm.read().strip() == WARMING_NAME
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            line = stat.read()
     except OSError:
-        return False
+        return None
+    # "PID (NAME) STATE ...": the name may hold spaces and parentheses, the state follows
+    # the last ")".
+    head, paren, tail = line.rpartition(")")
+    fields = tail.split()
+    if not paren or "(" not in head or not fields:
+        return None
+    return head.partition("(")[2], fields[0]
+
+
+def is_warming(pid: int) -> bool:
+    """Whether the taken spare `pid` is still importing (Linux: its process name says so;
+    where names cannot be read, never)."""
+    stat = read_stat(pid)
+    return stat is not None and stat[0] == WARMING_NAME
+
+
+def is_importing(pid: int) -> bool:
+    """Whether the waiting spare `pid` is not ready yet: alive and not named SPARE_NAME (it
+    is named only once its imports are done; where names cannot be read, never)."""
+    stat = read_stat(pid)
+    return stat is not None and stat[1] not in DEAD_STATES and stat[0] != SPARE_NAME
 
 
 async def start_worker(
@@ -229,6 +252,11 @@ def was_refused(process: anyio.abc.Process) -> bool:
     return isinstance(process, ChannelProcess) and process.refused.is_set()
 
 
+def _importing(spare: Spare) -> bool:
+    # returncode first: a reaped spare's pid may name another process by now.
+    return spare.process.returncode is None and is_importing(spare.process.pid)
+
+
 def _identity(path: str | Path) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
@@ -338,8 +366,14 @@ class SparePool:
 
     def warming(self) -> int:
         """How many of the pool's spares, waiting or taken, are still importing."""
+        # A taken spare counts only while named WARMING_NAME: once its Job came it takes the
+        # interpreter's name back, so "not yet SPARE_NAME" would count it for its whole run.
+        # A spare taken before it named itself is so dropped from the count at once.
         self._taken = [pid for pid in self._taken if is_warming(pid)]
-        waiting = sum(1 for s in self._ready if is_warming(s.process.pid))
+        # A waiting spare counts until it is named SPARE_NAME: it starts named after the
+        # interpreter and is named WARMING_NAME only after its hand-over, so counting that
+        # name alone let a gate start every spare at once.
+        waiting = sum(1 for s in self._ready if _importing(s))
         return len(self._taken) + waiting
 
     async def _fill(self, *, gated: bool = True, most: int | None = None) -> None:
