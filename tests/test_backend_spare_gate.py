@@ -248,3 +248,20 @@ def test_a_process_stat_name_may_hold_parentheses_and_spaces(tmp_path: Path) -> 
     finally:
         odd.kill()
         odd.wait()
+
+
+@pytest.mark.anyio
+async def test_a_take_prefers_the_oldest_spare_done_importing(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=3)
+    await pool.start_now()
+    first, second, third = (pid for pid, _ in fakes.started)
+    fakes.warming -= {second, third}  # the first still imports (or is stuck doing so)
+    taken = pool.take(tmp_path)
+    assert taken is not None and taken.process.pid == second
+    assert pool.pids == [first, third]
+    fakes.warming.add(third)
+    taken = pool.take(tmp_path)  # none done importing: the oldest
+    assert taken is not None and taken.process.pid == first
+    assert pool.pids == [third]

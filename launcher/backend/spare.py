@@ -322,20 +322,24 @@ class SparePool:
         task then starts the next one."""
         self._takes += 1
         here = _identity(workspace)
-        spare = None
-        while self._ready and spare is None:
-            candidate = self._ready.pop(0)
+        fitting: list[Spare] = []
+        for candidate in self._ready:
             if (
                 candidate.process.returncode is None
                 and not was_refused(candidate.process)
                 and candidate.cwd == here
                 and candidate.handed == handed_generation()
             ):
-                spare = candidate
-                self._taken.append(candidate.process.pid)
+                fitting.append(candidate)
             else:  # it died or was refused, its directory is not this job's, or it lacks a
                 # newer token
                 self._retired.append(candidate)
+        # The oldest one done importing, else the oldest: one still importing would keep the
+        # job waiting for its imports while a ready one sits idle.
+        spare = next((s for s in fitting if not _importing(s)), fitting[0] if fitting else None)
+        self._ready = [s for s in fitting if s is not spare]
+        if spare is not None:
+            self._taken.append(spare.process.pid)
         self._wanted.set()
         return spare
 
