@@ -4,7 +4,9 @@ import; serve's pool (no `max_warming`) refills at once."""
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -265,3 +267,33 @@ async def test_a_take_prefers_the_oldest_spare_done_importing(
     taken = pool.take(tmp_path)  # none done importing: the oldest
     assert taken is not None and taken.process.pid == first
     assert pool.pids == [third]
+
+
+@pytest.mark.anyio
+async def test_a_stopped_spare_is_never_taken_and_is_retired(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=2)
+    async with anyio.create_task_group() as tg:
+        await tg.start(pool.run)
+        first, second = (pid for pid, _ in fakes.started)
+        fakes.warming.clear()
+        fakes.frozen.add(first)  # SIGSTOPped while it waits
+        taken = pool.take(tmp_path)
+        assert taken is not None and taken.process.pid == second
+        await _until(lambda: first in fakes.stopped and len(fakes.started) == 4)
+        assert first not in pool.pids
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="states are read on Linux")
+@pytest.mark.anyio
+async def test_a_process_sigstopped_reads_as_stopped(tmp_path: Path) -> None:
+    process = _sleeper(tmp_path, "stopped-sleep")
+    try:
+        assert not spare_mod.is_stopped(process.pid)
+        os.kill(process.pid, signal.SIGSTOP)
+        await _until(lambda: spare_mod.is_stopped(process.pid))
+    finally:
+        process.kill()
+        process.wait()

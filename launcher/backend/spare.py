@@ -54,6 +54,8 @@ SPARE_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=2.0, sweep_s=0.3)
 SIGKILL if it does not go within two seconds."""
 DEAD_STATES = frozenset("ZXx")
 """/proc/PID/stat states of a process that has exited (a zombie, or dead)."""
+STOPPED_STATES = frozenset("Tt")
+"""/proc/PID/stat states of a stopped process (a stop signal, a tracer)."""
 WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
 """-P: the user's workspace (the worker's cwd) must not shadow our own packages."""
 
@@ -97,6 +99,12 @@ def is_importing(pid: int) -> bool:
     is named only once its imports are done; where names cannot be read, never)."""
     stat = read_stat(pid)
     return stat is not None and stat[1] not in DEAD_STATES and stat[0] != SPARE_NAME
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP, a tracer): a job handed to it would wait forever."""
+    stat = read_stat(pid)
+    return stat is not None and stat[1] in STOPPED_STATES
 
 
 async def start_worker(
@@ -329,10 +337,11 @@ class SparePool:
                 and not was_refused(candidate.process)
                 and candidate.cwd == here
                 and candidate.handed == handed_generation()
+                and not is_stopped(candidate.process.pid)
             ):
                 fitting.append(candidate)
-            else:  # it died or was refused, its directory is not this job's, or it lacks a
-                # newer token
+            else:  # it died or was refused, its directory is not this job's, it lacks a
+                # newer token, or it is stopped (the job would wait for it forever)
                 self._retired.append(candidate)
         # The oldest one done importing, else the oldest: one still importing would keep the
         # job waiting for its imports while a ready one sits idle.
