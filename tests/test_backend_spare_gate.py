@@ -297,3 +297,31 @@ async def test_a_process_sigstopped_reads_as_stopped(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.anyio
+async def test_the_pool_stops_its_spares_all_at_once(
+    tmp_path: Path, fakes: FakeWorkers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each stop here ends only once every stop has begun, as a spare deaf to SIGTERM takes
+    # the ladder's whole grace: one after the other, the first would never end.
+    count = 4
+    begun = 0
+    all_begun = anyio.Event()
+
+    async def slow_stop(process: Any, ladder: Any) -> None:
+        nonlocal begun
+        begun += 1
+        if begun == count:
+            all_begun.set()
+        with anyio.fail_after(LIMIT_S):
+            await all_begun.wait()
+        await fakes.stop(process, ladder)
+
+    monkeypatch.setattr(spare_mod, "stop_group", slow_stop)
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=count)
+    async with anyio.create_task_group() as tg:
+        await tg.start(pool.run)
+        tg.cancel_scope.cancel()
+    assert fakes.stopped == {pid for pid, _ in fakes.started}
+    assert not list((tmp_path / "logs").iterdir())  # their empty logs removed

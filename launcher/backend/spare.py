@@ -415,10 +415,17 @@ class SparePool:
             self._ready.append(Spare(process, log_path, here, handed))
 
     async def _stop(self, spares: list[Spare]) -> None:
+        # All at once: one that ignores SIGTERM (stopped, say) takes SPARE_LADDER's whole
+        # grace, and one after the other sixteen such would outlast serve's drain.
         with anyio.CancelScope(shield=True):
-            for spare in spares:
-                await stop_group(spare.process, SPARE_LADDER)
-                # An empty log is noise; one that says why a spare died is kept.
-                with contextlib.suppress(OSError):
-                    if spare.log_path.stat().st_size == 0:
-                        spare.log_path.unlink()
+            async with anyio.create_task_group() as tg:
+                for spare in spares:
+                    tg.start_soon(_stop_one, spare)
+
+
+async def _stop_one(spare: Spare) -> None:
+    await stop_group(spare.process, SPARE_LADDER)
+    # An empty log is noise; one that says why a spare died is kept.
+    with contextlib.suppress(OSError):
+        if spare.log_path.stat().st_size == 0:
+            spare.log_path.unlink()
