@@ -325,3 +325,23 @@ async def test_the_pool_stops_its_spares_all_at_once(
         tg.cancel_scope.cancel()
     assert fakes.stopped == {pid for pid, _ in fakes.started}
     assert not list((tmp_path / "logs").iterdir())  # their empty logs removed
+
+
+@pytest.mark.anyio
+async def test_a_spare_that_exited_is_dropped_without_signalling_its_old_group(
+    tmp_path: Path, fakes: FakeWorkers
+) -> None:
+    # Its pid, the id of the group a stop sweeps, may be an unrelated process's by now.
+    pool = SparePool(workspace=tmp_path, log_dir=tmp_path / "logs", count=3)
+    async with anyio.create_task_group() as tg:
+        await tg.start(pool.run)
+        fakes.warming.clear()
+        first, second, third = pool._ready
+        first.process.returncode = -9  # killed and reaped while it waited
+        assert pool.take(tmp_path) is second
+        await _until(lambda: len(fakes.started) == 5)  # the dead one retired, two refills
+        assert not first.log_path.exists()  # its empty log removed all the same
+        third.process.returncode = -9  # one that dies before serve ends
+        tg.cancel_scope.cancel()
+    assert not third.log_path.exists()
+    assert fakes.stopped == {pid for pid, _ in fakes.started[3:]}  # only the live ones

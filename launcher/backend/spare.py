@@ -424,7 +424,15 @@ class SparePool:
 
 
 async def _stop_one(spare: Spare) -> None:
-    await stop_group(spare.process, SPARE_LADDER)
+    process = spare.process
+    if process.returncode is None:
+        await stop_group(process, SPARE_LADDER)
+    else:
+        # Exited and reaped: its pid, its group's id, may be another process's by now, and
+        # a spare starts no process, so it left no group to sweep.
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            if process.stdin is not None:
+                await process.stdin.aclose()
     # An empty log is noise; one that says why a spare died is kept.
     with contextlib.suppress(OSError):
         if spare.log_path.stat().st_size == 0:
