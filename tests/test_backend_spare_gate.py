@@ -345,3 +345,19 @@ async def test_a_spare_that_exited_is_dropped_without_signalling_its_old_group(
         tg.cancel_scope.cancel()
     assert not third.log_path.exists()
     assert fakes.stopped == {pid for pid, _ in fakes.started[3:]}  # only the live ones
+
+
+@pytest.mark.anyio
+async def test_a_stopped_spare_does_not_hold_the_gate(tmp_path: Path, fakes: FakeWorkers) -> None:
+    # It takes no core; counted as importing, each further spare would wait out WARM_WAIT_S.
+    pool = SparePool(
+        workspace=tmp_path, log_dir=tmp_path / "logs", count=3, max_warming=1, gate_start=True
+    )
+    await pool.start_now()
+    fakes.frozen.add(fakes.started[0][0])  # SIGSTOPped while it imports
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pool.run)
+        with anyio.fail_after(LIMIT_S):
+            await fakes.gated.wait()
+        assert len(fakes.started) == 2  # the second imports: the third waits for it
+        tg.cancel_scope.cancel()

@@ -95,10 +95,16 @@ def is_warming(pid: int) -> bool:
 
 
 def is_importing(pid: int) -> bool:
-    """Whether the waiting spare `pid` is not ready yet: alive and not named SPARE_NAME (it
-    is named only once its imports are done; where names cannot be read, never)."""
+    """Whether the waiting spare `pid` is still importing: running and not named SPARE_NAME
+    (it is named only once its imports are done; where names cannot be read, never)."""
     stat = read_stat(pid)
-    return stat is not None and stat[1] not in DEAD_STATES and stat[0] != SPARE_NAME
+    # A stopped one takes no core: counted, it would hold the one-a-core gate for nothing.
+    return (
+        stat is not None
+        and stat[1] not in DEAD_STATES
+        and stat[1] not in STOPPED_STATES
+        and stat[0] != SPARE_NAME
+    )
 
 
 def is_stopped(pid: int) -> bool:
