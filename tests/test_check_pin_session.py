@@ -3,7 +3,10 @@ the lock mutes through the one gate, keeps `not selected`, and pins see past it.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
+
+import pytest
 
 from launcher.check.pins import AgentPin, diff, pin_session, session_drift
 from launcher.config.selectors import parse_selector
@@ -80,3 +83,31 @@ def test_an_unselected_tool_keeps_its_own_reason_under_a_lock(tmp_path: Path) ->
         "lazy__echo": "not in lock",
         "lazy__sleep": "not selected",
     }
+
+
+def test_a_tool_with_a_secret_in_its_description_or_schema_is_left_out_of_the_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "Pn7SecretValueForPins2"
+    monkeypatch.setenv("PIN_API_TOKEN", secret)  # a secret-named variable: the session masks it
+    encoded = base64.b64encode(secret.encode()).decode()
+    free = session(tmp_path, None)
+    announce(
+        free,
+        ToolDef("echo", "Echo."),
+        ToolDef("said", f"Sends the header {encoded}."),
+        ToolDef("schema", "Fine.", {"type": "object", "properties": {"t": {"default": secret}}}),
+    )
+    pin = pin_session(free)
+    assert sorted(pin.tools) == ["lazy__echo"]
+    assert pin.withheld == {"lazy": 2}
+    # Under that pin both are muted as not in it, and a re-pin sees no drift about them.
+    locked = session(tmp_path, pin)
+    announce(
+        locked, *[ToolDef(d.tool, d.description, d.input_schema) for d in free.active() if d.server]
+    )
+    assert {e.name: r for e, r in locked.muted()} == {
+        "lazy__said": "not in lock",
+        "lazy__schema": "not in lock",
+    }
+    assert session_drift(locked) == []

@@ -30,6 +30,7 @@ import anyio.abc
 from launcher.backend.callers import handed_generation
 from launcher.procs.group import Ladder, spawn_group, stop_group, wait_until
 from launcher.procs.hidden import child_handover
+from launcher.procs.pyenv import interpreter_env
 from launcher.state import private_dir, private_opener
 
 SPARE_COUNT = 1
@@ -144,7 +145,7 @@ async def start_worker(
                 stdout=subprocess.DEVNULL,
                 stderr=errlog,
                 cwd=workspace,
-                env=handover.env,
+                env=interpreter_env(handover.env, workspace),
                 pass_fds=(handover.fd,),
             )
         except BaseException:

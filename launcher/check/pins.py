@@ -6,6 +6,8 @@ session and the serve worker can enforce it); they are re-exported here for `che
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -16,12 +18,14 @@ from launcher.config.lockfile import (
     NOT_IN_LOCK,
     AgentPin,
     Lock,
+    PinnableTool,
     ServerPin,
     ToolPin,
     load_lock,
     pin_entry,
     write_lock,
 )
+from launcher.secrets import SecretMask
 
 if TYPE_CHECKING:
     from launcher.session import Session
@@ -62,16 +66,36 @@ def pin_session(session: Session) -> AgentPin:
 
     The active set plus whatever only the session's own lock mutes: a session that
     enforces a lock still pins what its servers announce, so `diff` sees the drift.
+    A tool with a secret (in any of its forms) in its names, description or schema is
+    left out and counted in `withheld`: the lock file is made to be committed, and a pin
+    needs the real name, so such a tool stays unpinned (muted under the lock).
     """
+    mask = session.mask
     entries = [e for e in session.active() if e.server is not None]
     entries += [e for e, reason in session.muted() if reason in LOCK_REASONS]
-    tools = {e.name: pin_entry(e) for e in entries}
+    withheld: Counter[str] = Counter()
+    tools: dict[str, ToolPin] = {}
+    for entry in entries:
+        if entry.server is not None and _holds_secret(entry, mask):
+            withheld[entry.server] += 1
+        else:
+            tools[entry.name] = pin_entry(entry)
     servers = {
         name: ServerPin(status.info.get("name"), status.info.get("version"))
         for name, status in session.status().items()
         if status.info is not None
     }
-    return AgentPin(tools=dict(sorted(tools.items())), servers=servers)
+    return AgentPin(
+        tools=dict(sorted(tools.items())), servers=servers, withheld=dict(sorted(withheld.items()))
+    )
+
+
+def _holds_secret(entry: PinnableTool, mask: SecretMask) -> bool:
+    """Whether a secret is in anything a pin of `entry` reads (its hashes included: a hash
+    of a short description gives its text away to whoever tries candidates)."""
+    schema = json.dumps(entry.input_schema, sort_keys=True, ensure_ascii=False, default=str)
+    texts = (entry.name, entry.tool, entry.description, schema)
+    return any(mask.finds(text) for text in texts)
 
 
 def session_drift(session: Session) -> list[Drift] | None:

@@ -54,7 +54,7 @@ def lock(
 def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace: Path) -> int:
     """Pin each agent's surface, write the lock, print each agent's diff."""
     from launcher.check.lock_writer import lock_agents
-    from launcher.cli.render import print_lock_report
+    from launcher.cli.render import print_lock_report, print_withheld
     from launcher.cli.run import run_async
 
     async def main() -> Any:
@@ -62,4 +62,5 @@ def run_lock(config: Config, agents: Sequence[str], *, settle: float, workspace:
 
     results = run_async(main)
     print_lock_report(results, config.lock_path)
+    print_withheld(results)
     return 0

@@ -288,6 +288,23 @@ def print_lock_report(results: list[Any], path: Any, out: TextIO = sys.stdout) -
     out.write(f"wrote {path}\n")
 
 
+def print_withheld(results: list[Any], err: TextIO = sys.stderr) -> None:
+    """`subagent lock`: one line per server some of whose tools a secret kept out of the pin
+    (it names no tool: the names are what hold the secret)."""
+    for result in results:
+        for server, count in result.current.withheld.items():
+            tools, its, it_is = (
+                ("1 tool", "its", "it is")
+                if count == 1
+                else (f"{count} tools", "their", "they are")
+            )
+            err.write(
+                f"subagent: lock: agent '{result.agent}': {tools} of server '{server}' left out "
+                f"of the lock: a secret (a ${{VAR}} value or a credential) is in {its} name, "
+                f"description or input schema; under the lock {it_is} muted (not in lock)\n"
+            )
+
+
 LOG_COLUMNS = ("id", "agent", "status", "turns", "tokens", "cost", "age", "prompt")
 COLLAPSED_LINES = 6
 """On a terminal, `log ID` shows this many lines of each tool result (the rest: a count)."""

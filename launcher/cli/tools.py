@@ -89,7 +89,9 @@ def run_tools(
         async def body(s: Any) -> dict[str, Any]:
             if settle > 0:
                 await anyio.sleep(settle)
-            return tools_report(s)
+            # Masked as spawn's events are: a server may name a tool after a secret.
+            report: dict[str, Any] = s.mask.value(tools_report(s))
+            return report
 
         return await session.run(body)
 

@@ -69,6 +69,9 @@ class AgentPin:
 
     tools: dict[str, ToolPin] = field(default_factory=dict)
     servers: dict[str, ServerPin] = field(default_factory=dict)
+    withheld: dict[str, int] = field(default_factory=dict, compare=False)
+    """Server -> how many of its tools were left out of the pin because a secret is in
+    what a pin reads of them (never written to the file)."""
 
 
 @dataclass

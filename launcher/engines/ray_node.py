@@ -25,6 +25,7 @@ from typing import BinaryIO, NamedTuple
 
 from launcher import settings
 from launcher.procs.hidden import HANDOVER_VAR, PulledHandover, out_of_reach, set_not_dumpable
+from launcher.procs.pyenv import interpreter_env
 from launcher.procs.sealed import OFFER_NONCE_VAR, SEAL_KEY_OP, SENDER_VAR
 from launcher.secret_files import DENY_READ_VAR, secret_files
 from launcher.secrets import public_environment
@@ -124,7 +125,7 @@ def start_sealed_worker(
                 stdout=subprocess.DEVNULL,
                 stderr=errlog,
                 cwd=workspace,
-                env=handover.env,
+                env=interpreter_env(handover.env, workspace),
                 pass_fds=(handover.fd,),
                 start_new_session=True,
             )

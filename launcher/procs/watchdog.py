@@ -37,6 +37,7 @@ from pathlib import Path
 
 from launcher.procs import cgroup as cgroups
 from launcher.procs import descendants, strays
+from launcher.procs.pyenv import interpreter_env
 from launcher.secrets import public_environment
 
 PDEATHSIG_TERM = signal.SIGTERM
@@ -80,8 +81,9 @@ class Watchdog:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     close_fds=True,
-                    # Its environment block is readable by the model's shell: no secrets.
-                    env=public_environment(),
+                    # Its environment block is readable by the model's shell: no secrets;
+                    # nor a path to code the model wrote (it and `revive` start here).
+                    env=interpreter_env(public_environment(), os.getcwd()),
                     # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from launcher import __version__
+from launcher.secrets import LiveMask, process_secrets
 from launcher.telemetry.content import capture_wanted
 from launcher.telemetry.spans import Tracing, from_environment
 from launcher.telemetry.switch import FLUSH_LIMIT_S, endpoint_variable
@@ -142,6 +143,8 @@ def build(env: Mapping[str, str], *, parent_from_env: bool) -> Tracing | None:
         from opentelemetry import context, trace
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        from launcher.telemetry.scrub import MaskingProcessor
     except ImportError:
         endpoint = endpoint_variable(env)
         say(f"{endpoint} is set, but exporting needs the OpenTelemetry SDK: {INSTALL_HINT}")
@@ -157,7 +160,10 @@ def build(env: Mapping[str, str], *, parent_from_env: bool) -> Tracing | None:
     own_log.addHandler(trouble)
     own_log.propagate = False
     provider = TracerProvider(resource=resource(env), shutdown_on_exit=False)
-    provider.add_span_processor(BatchSpanProcessor(spans))
+    # Masked before the batch keeps it: the MCP SDK's spans name the tools it calls.
+    provider.add_span_processor(
+        MaskingProcessor(BatchSpanProcessor(spans), LiveMask(process_secrets()))
+    )
     trace.set_tracer_provider(provider)
     tracing = Tracing(provider, content=capture_wanted(env))
     if parent_from_env and (parent := from_environment(env)) is not None:

@@ -234,6 +234,8 @@ class Tracing:
     ) -> Iterator[ToolRecord]:
         """`execute_tool {name}`, current while the call runs: the MCP SDK's client span,
         a nested sub-agent and a shell command the call starts are its children."""
+        # A server may name a tool after a secret of its config: the session's mask applies.
+        name = masked_text(name)
         attributes: dict[str, Any] = {
             n.OPERATION: n.EXECUTE_TOOL,
             n.TOOL_NAME: name,
@@ -243,7 +245,7 @@ class Tracing:
         if server is not None:
             attributes[n.SERVER] = server
         if tool is not None:
-            attributes[n.TOOL] = tool
+            attributes[n.TOOL] = masked_text(tool)
         if self.content:
             attributes[n.TOOL_ARGUMENTS] = as_json(arguments)
         opened = self._open(f"{n.EXECUTE_TOOL} {name}", SpanKind.INTERNAL, attributes)

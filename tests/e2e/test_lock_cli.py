@@ -101,3 +101,57 @@ def test_lock_help_imports_nothing_heavy(subagent: Subagent) -> None:
     assert "typer" in modules
     assert _heavy(modules) == set()
     assert not any(m.split(".")[0] == "pydantic" for m in modules)
+
+
+SECRET_WORD = "Lk9SecretToolWord3vQx"
+"""A `${TOOL_WORD}` value a server names a tool after (its description says the name too)."""
+
+
+def _secret_named(tmp_path: Path) -> Path:
+    return write_config(tmp_path / "cfg", {"srv": stub("lazy", "--at", "0:t${TOOL_WORD}")})
+
+
+def _leaks(text: str) -> list[str]:
+    from launcher.secrets import secret_forms
+
+    return sorted(form for form in secret_forms(SECRET_WORD) if form in text)
+
+
+def test_tools_prints_no_form_of_a_secret_a_tool_is_named_after(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    config = _secret_named(tmp_path)
+    env = {"TOOL_WORD": SECRET_WORD}
+    as_json = subagent.run("tools", "--config-dir", str(config), "--json", env=env)
+    assert as_json.code == 0, as_json.stderr
+    active = {e["name"]: e for e in as_json.json()["active"]}
+    assert active["srv__t****"]["description"].startswith("Echo tool t****")
+    assert "srv__echo" in active
+    table = subagent.run("tools", "--config-dir", str(config), env=env)
+    assert table.code == 0, table.stderr
+    assert "srv__t****" in table.stdout and "srv__echo" in table.stdout
+    assert _leaks(as_json.stdout + as_json.stderr + table.stdout + table.stderr) == []
+
+
+def test_lock_leaves_out_a_tool_holding_a_secret_says_why_and_mutes_it(
+    tmp_path: Path, subagent: Subagent
+) -> None:
+    config = _secret_named(tmp_path)
+    env = {"TOOL_WORD": SECRET_WORD}
+    run = subagent.run("lock", "--config-dir", str(config), env=env)
+    assert run.code == 0, run.stderr
+    lock = (config / "subagent.lock.json").read_text()
+    assert _leaks(run.stdout + run.stderr + lock) == []
+    pinned = json.loads(lock)["agents"]["general-purpose"]["tools"]
+    assert sorted(pinned) == ["srv__echo", "srv__sleep"]  # the others are still pinned
+    (said,) = [line for line in run.stderr.splitlines() if "left out of the lock" in line]
+    assert "server 'srv'" in said and "1 tool" in said and "secret" in said
+    # Under the lock the tool is muted like any tool not in it; the rest stay active.
+    under = subagent.run("tools", "--config-dir", str(config), "--json", env=env)
+    assert under.code == 0, under.stderr
+    report = under.json()
+    assert {"name": "srv__t****", "server": "srv", "tool": "t****", "reason": "not in lock"} in (
+        report["muted"]
+    )
+    assert {"srv__echo", "srv__sleep"} <= {e["name"] for e in report["active"]}
+    assert _leaks(under.stdout + under.stderr) == []

@@ -312,3 +312,27 @@ def test_spawn_exports_its_tree_over_grpc_when_asked(tmp_path: Path, subagent: S
     (mcp_call,) = [s for s in spans if s.parent_id == echo.span_id]
     assert mcp_call.attributes["mcp.method.name"] == "tools/call"
     assert mcp_call.scope == "mcp-python-sdk"
+
+
+def test_a_tool_named_after_a_secret_leaves_no_form_of_it_in_any_span(
+    tmp_path: Path, subagent: Subagent, receiver: OtlpReceiver
+) -> None:
+    from launcher.secrets import secret_forms
+
+    secret = "Zq7TraceToolSecret9xYw3kP"
+    # The server's tool is named after a `${VAR}` of its own config: the session masks it.
+    config = write_config(tmp_path / "cfg", {"srv": stub("lazy", "--at", "0:t${TRACE_TOOL_WORD}")})
+    script = tmp_path / "s.yaml"
+    script.write_text(f"steps:\n  - call: [{{tool: srv__t{secret}, args: {{}}}}]\n  - say: done\n")
+    run = subagent.run(
+        "spawn", "--json", "--config-dir", str(config), "--ext", "srv",
+        "--model", f"scripted:{script}", "go", env=_env(receiver, TRACE_TOOL_WORD=secret),
+    )  # fmt: skip
+    assert run.code == 0, run.stderr
+    spans = receiver.snapshot()
+    assert named(spans, "execute_tool ") and named(spans, "MCP send tools/call")  # both traced
+    text = "\n".join(
+        json.dumps([s.name, s.attributes, s.events, s.status_message], default=str) for s in spans
+    )
+    leaked = sorted(form for form in secret_forms(secret) if form in text)
+    assert leaked == [], f"secret forms in spans: {leaked}"
