@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-from typing import Any
-
 from launcher.events import Event, TextDelta, ToolNames, TurnStart
-from launcher.secrets import MASK, SecretMask, StreamMask
+from launcher.secrets import SecretMask, StreamMask
 
 
 class MaskedEvents:
@@ -51,13 +47,11 @@ class MaskedEvents:
             if type(event) is TurnStart
             else mask.finds(event.to_json())
         )
-        if not found:
-            return event
-        out = mask.event(event)
-        line = out.to_json()
-        # A form the walk left: written across fields (a secret holding `", "` spelt by two
-        # tool names), so no field alone holds it. The line itself is masked instead.
-        return out.with_line(_line_masked(mask, out, line)) if mask.finds(line) else out
+        # A form the walk leaves (written across two fields, or made of the line's own
+        # structure) stays: masking strings it merely touches would let whoever chose the
+        # value blank what it likes (a command, a status), and a party that knows a secret
+        # can spell it in ways no mask finds anyway.
+        return mask.event(event) if found else event
 
     def _turn_start_finds(self, event: TurnStart) -> bool:
         # A turn's line is mostly its offer's names, shared turn after turn until the offer
@@ -86,29 +80,3 @@ class MaskedEvents:
         turn, self._turn = self._turn, None
         tail = self._text.flush()
         return [TextDelta(turn=turn, text=tail)] if turn is not None and tail else []
-
-
-def _line_masked(mask: SecretMask, event: Event, line: str) -> str:
-    # The line's text masked, while it is still the event's JSON; else every string and
-    # container of the event emptied (what is left holds no text a secret could be in).
-    text = mask.text(line)
-    with contextlib.suppress(ValueError):
-        parsed = json.loads(text)
-        if isinstance(parsed, dict) and parsed.get("type") == event.type:
-            return text
-    data = event.to_dict()
-    for name, value in data.items():
-        if name not in ("type", "ts"):
-            data[name] = _emptied(value)
-    blank = json.dumps(data, ensure_ascii=False, default=str)
-    return blank if not mask.finds(blank) else json.dumps({"type": event.type, "ts": event.ts})
-
-
-def _emptied(value: Any) -> Any:
-    if isinstance(value, str):
-        return MASK
-    if isinstance(value, dict):
-        return {}
-    if isinstance(value, (list, tuple)):
-        return []
-    return value

@@ -17,8 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Self, TextIO
+from typing import Any, ClassVar, TextIO
 
+from launcher.event_line import encode as _encode
+from launcher.event_line import field_text as _field
 from launcher.secrets import UNMASKED
 
 READ_BACK = {UNMASKED: True}
@@ -107,13 +109,6 @@ class Event:
     def _line(self) -> str:
         return _encode(self.to_dict())
 
-    def with_line(self, line: str) -> Self:
-        """A copy whose JSON text is `line` (the mask's last resort: a secret written across
-        two fields, which no field alone holds)."""
-        copy = dataclasses.replace(self)
-        copy.__dict__[_LINE] = line
-        return copy
-
 
 _LINE = "_json_line"
 """Where an event keeps its JSON text (not a field: no dataclass function sees it)."""
@@ -121,17 +116,6 @@ _NAMES_AT = "_names_at"
 """Where a `turn_start` keeps the offset of its offer's names in that text."""
 
 
-def _line_encoder() -> Callable[[Any], str]:
-    # json.dumps builds an encoder and its C scanner anew for every call; one scanner made
-    # once writes the same text (no circular check: an event's values are plain JSON data).
-    scanner = getattr(json.encoder, "c_make_encoder", None)
-    if scanner is None:  # a Python without the C accelerator
-        return json.JSONEncoder(ensure_ascii=False, default=str).encode
-    make = scanner(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(make(value, 0))
-
-
-_encode = _line_encoder()
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -170,7 +154,7 @@ class ServerState(Event):
 
     type: ClassVar[str] = "server_state"
     server: str = field(metadata=READ_BACK)
-    state: str
+    state: str = field(metadata=READ_BACK)
     error: str | None = None
     tools: int = 0
     log: str | None = field(default=None, metadata=READ_BACK)
@@ -278,6 +262,17 @@ class ToolCallEvent(Event):
     tool: str | None = None
     """The offered tool's own name (`list_issues` for `mcp__github__list_issues`)."""
 
+    def _line(self) -> str:
+        # Every call writes it: made from the fields, not a dict walked (tests/test_events_line)
+        if type(self) is not ToolCallEvent:
+            return super()._line()
+        f = _field
+        return (
+            f'{{"type": "tool_call", "ts": {f(self.ts)}, "turn": {f(self.turn)}, "id": '
+            f'{f(self.id)}, "name": {f(self.name)}, "arguments": {f(self.arguments)}, '
+            f'"server": {f(self.server)}, "tool": {f(self.tool)}}}'
+        )
+
 
 @dataclass(kw_only=True)
 class ToolResultEvent(Event):
@@ -290,6 +285,16 @@ class ToolResultEvent(Event):
     server: str | None = None
     tool: str | None = None
 
+    def _line(self) -> str:
+        if type(self) is not ToolResultEvent:  # as ToolCallEvent's
+            return super()._line()
+        f = _field
+        return (
+            f'{{"type": "tool_result", "ts": {f(self.ts)}, "turn": {f(self.turn)}, "id": '
+            f'{f(self.id)}, "name": {f(self.name)}, "is_error": {f(self.is_error)}, "content": '
+            f'{f(self.content)}, "server": {f(self.server)}, "tool": {f(self.tool)}}}'
+        )
+
 
 @dataclass(kw_only=True)
 class HookDecision(Event):
@@ -301,12 +306,12 @@ class HookDecision(Event):
     """
 
     type: ClassVar[str] = "hook"
-    event: str
+    event: str = field(metadata=READ_BACK)
     hook: str
-    decision: str
+    decision: str = field(metadata=READ_BACK)
     source: str | None = field(default=None, metadata=READ_BACK)
-    tool: str | None = field(default=None, metadata=READ_BACK)
-    id: str | None = field(default=None, metadata=READ_BACK)
+    tool: str | None = None  # masked as a tool_call's name is
+    id: str | None = None
     reason: str | None = None
     message: str | None = None
 
@@ -334,7 +339,7 @@ class AgentEnd(Event):
     budget: `max_tokens`, `max_cost`, `timeout`, `idle_timeout`."""
 
     type: ClassVar[str] = "agent_end"
-    status: RunStatus
+    status: RunStatus = field(metadata=READ_BACK)  # a learned "completed" must not mask it
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -366,17 +371,26 @@ EventSink = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    """Fan-out of events to subscribers, in subscription order."""
+    """Fan-out of events to subscribers, in subscription order; a sink that takes only some
+    event types is not even called for the others (each type's sinks found once)."""
 
     def __init__(self) -> None:
-        self._sinks: tuple[EventSink, ...] = ()
+        self._sinks: tuple[tuple[EventSink, tuple[type[Event], ...] | None], ...] = ()
+        self._routes: dict[type[Event], tuple[EventSink, ...]] = {}
 
-    def subscribe(self, sink: EventSink) -> None:
+    def subscribe(self, sink: EventSink, only: tuple[type[Event], ...] | None = None) -> None:
+        """`sink` gets every event from now on, or those of the types `only` names."""
         # A new tuple: an emit under way goes on over the sinks it started with.
-        self._sinks = (*self._sinks, sink)
+        self._sinks = (*self._sinks, (sink, only))
+        self._routes = {}
 
     async def emit(self, event: Event) -> None:
-        for sink in self._sinks:
+        kind = type(event)
+        sinks = self._routes.get(kind)
+        if sinks is None:
+            sinks = tuple(s for s, only in self._sinks if only is None or issubclass(kind, only))
+            self._routes[kind] = sinks
+        for sink in sinks:
             await sink(event)
 
 

@@ -19,16 +19,15 @@ names, paths, the model spec) are never masked (`UNMASKED`), whatever the values
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, AnyStr, Generic, TypeVar, cast
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import unquote
 
 from launcher import runtime, settings
+from launcher.secret_forms import secret_bytes, secret_forms
 
 MASK = "****"
 """What a secret value is displayed as."""
@@ -51,9 +50,6 @@ log, a user name every path): see the module docstring."""
 SCAN_FORMS = 24
 """Up to this many forms (a secret has 5 to about a dozen), text is searched for each in
 turn: faster than the alternation's scan of every character; past it, the pattern wins."""
-MIN_FORM_CHARS = 8
-"""A derived form (base64 inside a longer string) shorter than this is not masked: four
-base64 characters match unrelated text too often."""
 
 
 def forget_learned_secrets() -> None:
@@ -131,46 +127,6 @@ def value_secrets(name: str, value: str) -> set[str]:
 def is_maskable(value: str) -> bool:
     """Whether `value` is long enough to be masked without masking unrelated text."""
     return len(value) >= MIN_SECRET_CHARS
-
-
-def _b64_cores(raw: bytes, encode: Callable[[bytes], bytes]) -> set[str]:
-    """The base64 characters fixed by `raw` alone, at each of the three byte alignments."""
-    cores = set()
-    for pad in range(3):
-        text = encode(b"\0" * pad + raw).decode()
-        total_bits = 8 * (pad + len(raw))
-        first = -(-8 * pad // 6)  # the first character with no bit from the bytes before
-        last = total_bits // 6  # characters after this one mix in the bytes that follow
-        core = text[first:last]
-        if len(core) >= MIN_FORM_CHARS:
-            cores.add(core)
-    return cores
-
-
-def secret_bytes(value: str) -> bytes:
-    """`value` as bytes: UTF-8, where a byte that was not UTF-8 (an environment value's
-    surrogate escape) is that byte again, and any other lone surrogate (a JSON `\\udXXX`
-    escape in a token response) is spelt as UTF-8 would spell it; never an error."""
-    try:
-        return value.encode()
-    except UnicodeEncodeError:
-        try:
-            return value.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogatepass")
-
-
-def secret_forms(value: str) -> set[str]:
-    """Every form of `value` that is masked: raw, URL-encoded, JSON-escaped, base64."""
-    raw = secret_bytes(value)
-    forms = {value, quote(raw), quote(raw, safe=""), quote_plus(raw)}
-    forms |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    # Bytes that are not UTF-8 reach text as a decoder left them (a command's output).
-    forms |= {raw.decode("utf-8", "replace"), raw.decode("utf-8", "backslashreplace")}
-    for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        forms.add(encode(raw).decode())
-        forms |= _b64_cores(raw, encode)
-    return {form for form in forms if form}
 
 
 T = TypeVar("T")

@@ -110,7 +110,7 @@ class Session:
         from launcher.procs.watchdog import Watchdog
 
         # Starts its process only when a first process group needs guarding.
-        self.watchdog: Watchdog = Watchdog()
+        self.watchdog: Watchdog = Watchdog(workspace=self.workspace)
         self._sandbox: ShellSandbox | None = None  # the built-in tools' confinement
         self._closed = False
         self._barrier: anyio.CancelScope | None = None
@@ -119,7 +119,7 @@ class Session:
         self._serving = False
         self._on_required_lost: list[Callable[[str], None]] = []
         self._book = ServerBook(tuple(self.servers))
-        self.bus.subscribe(self._record)
+        self.bus.subscribe(self._record, only=(ServerState, ToolsChanged))
         # Every session, CLI or serve worker, keeps its own record for post-mortems.
         self.bus.subscribe(jsonl_file_sink(self.dir / "events.jsonl"))
 
@@ -247,7 +247,7 @@ class Session:
         self._on_required_lost.append(callback)
 
     async def _record(self, event: Event) -> None:
-        # Only server events change the book: a tool call's two events pass with one test.
+        # Only server events change the book: the bus sends no other (not a call's events).
         if isinstance(event, ServerState | ToolsChanged):
             self._book.record(event)
             if isinstance(event, ServerState):

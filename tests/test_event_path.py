@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-import launcher.events as events_module
+import launcher.event_line as event_line
 from launcher.event_mask import MaskedEvents
 from launcher.events import (
     AgentEnd,
@@ -54,7 +55,7 @@ def test_without_the_c_scanner_the_line_is_the_same(
     event: Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(json.encoder, "c_make_encoder", None)
-    encode = events_module._line_encoder()
+    encode = event_line._line_encoder()
     assert encode(event.to_dict()) == json.dumps(event.to_dict(), ensure_ascii=False, default=str)
 
 
@@ -209,3 +210,41 @@ def test_text_is_masked_alike_whether_forms_are_searched_one_by_one_or_by_patter
         dirty = f"a {value} b {json.dumps(value)} c"
         assert mask.finds(dirty)
         assert mask.text(dirty) == f'a {MASK} b "{MASK}" c'
+
+
+def test_a_sink_for_some_event_types_is_not_called_for_the_others() -> None:
+    bus = EventBus()
+    seen: list[tuple[str, str]] = []
+
+    def sink(label: str) -> Callable[[Event], Awaitable[None]]:
+        async def record(event: Event) -> None:
+            seen.append((label, event.type))
+
+        return record
+
+    bus.subscribe(sink("all"))
+    bus.subscribe(sink("text"), only=(TextDelta,))
+    bus.subscribe(sink("end"), only=(AgentEnd, TextDelta))
+    sent = [
+        ToolCallEvent(turn=1, id="c", name="n"),
+        TextDelta(turn=1, text="t"),
+        AgentEnd(status=RunStatus.COMPLETED, result="r"),
+    ]
+
+    async def main() -> None:
+        for event in sent:
+            await bus.emit(event)
+        bus.subscribe(sink("late"), only=(ToolCallEvent,))  # routes found again
+        await bus.emit(sent[0])
+
+    anyio.run(main)
+    assert seen == [
+        ("all", "tool_call"),
+        ("all", "text_delta"),
+        ("text", "text_delta"),
+        ("end", "text_delta"),
+        ("all", "agent_end"),
+        ("end", "agent_end"),
+        ("all", "tool_call"),
+        ("late", "tool_call"),
+    ]

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from launcher.procs.pyenv import PACKAGE_HOME, interpreter_env
+from launcher.procs.pyenv import PACKAGE_HOME, drop_written_paths, interpreter_env
+
+
+@pytest.fixture(autouse=True)
+def _user_base_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wherever the machine's home is, the user site is not under these tests' directories.
+    monkeypatch.setattr("site.getuserbase", lambda: "/nonexistent-user-base")
 
 
 def test_an_empty_or_relative_entry_never_names_the_directory_a_worker_starts_in(
@@ -39,13 +45,73 @@ def test_the_package_s_own_directory_is_kept_wherever_it_is() -> None:
     assert interpreter_env(env, PACKAGE_HOME) == env
 
 
-@pytest.mark.parametrize("name", ["PYTHONPYCACHEPREFIX", "PYTHONUSERBASE"])
-def test_a_directory_python_reads_code_from_is_absolute_and_outside(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_user_base_is_absolute_and_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     monkeypatch.chdir(tmp_path)
-    assert interpreter_env({name: "cache"}, workspace) == {name: str(tmp_path / "cache")}
-    assert interpreter_env({name: "ws/cache"}, workspace) == {}
-    assert interpreter_env({name: ""}, workspace) == {}
+    base = str(tmp_path / "base")
+    assert interpreter_env({"PYTHONUSERBASE": "base"}, workspace) == {"PYTHONUSERBASE": base}
+    # Inside: gone.
+    out = interpreter_env({"PYTHONUSERBASE": "ws/base"}, workspace)
+    assert "PYTHONUSERBASE" not in out
+
+
+def test_no_user_site_when_the_workspace_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A workspace that is the home directory holds ~/.local's usercustomize.py.
+    monkeypatch.setattr("site.getuserbase", lambda: str(tmp_path / ".local"))
+    assert interpreter_env({}, tmp_path) == {"PYTHONNOUSERSITE": "1"}
+    assert interpreter_env({}, tmp_path / "elsewhere") == {}
+
+
+def test_compiled_files_come_from_beside_their_sources(tmp_path: Path) -> None:
+    # The sandbox lets the model write places such as /dev/shm: no prefix is trusted.
+    assert interpreter_env({"PYTHONPYCACHEPREFIX": "/var/cache/py"}, tmp_path) == {}
+
+
+def test_the_loader_s_paths_never_name_a_directory_the_model_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, other = tmp_path / "ws", tmp_path / "other"
+    workspace.mkdir()
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "LD_LIBRARY_PATH": os.pathsep.join(["/usr/local/cuda/lib64", ""]),  # CUDA's export
+        "LD_PRELOAD": f"libjemalloc.so.2 ./ws/evil.so {workspace}/x.so /opt/y.so",
+    }
+    out = interpreter_env(env, workspace)
+    assert out == {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64",
+                   "LD_PRELOAD": "libjemalloc.so.2 /opt/y.so"}  # fmt: skip
+    # The session's workspace, when the interpreter starts elsewhere (the watchdog).
+    env = {"PYTHONPATH": str(workspace / "src")}
+    assert interpreter_env(env, other, also=[workspace]) == {}
+
+
+def test_this_process_drops_the_directory_it_started_in_from_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep + "/opt/lib")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), "/opt/lib", "/usr/lib/python3"])
+    drop_written_paths(".")
+    assert sys.path == ["/opt/lib", "/usr/lib/python3"]
+
+
+def test_a_workspace_elsewhere_is_taken_off_this_process_s_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(tmp_path)  # started here; `--workspace ws`
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["", "ws/src", "/opt/lib"]))
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(workspace / "src"), "/opt/lib"])
+    drop_written_paths(workspace)
+    # The start directory holds the workspace: also gone.
+    assert sys.path == ["/opt/lib"]

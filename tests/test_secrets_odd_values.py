@@ -83,3 +83,30 @@ def test_a_mask_whose_rebuild_failed_rebuilds_next_time(monkeypatch: pytest.Monk
         assert mask.text(GOOD) == MASK
     finally:
         forget_learned_secrets()
+
+
+def test_forms_a_decoder_shows_are_long_enough_and_spelt_as_json_too() -> None:
+    value = "\udce2\udc82" * 4  # four cut 2-byte sequences: four U+FFFD
+    assert all(len(form) >= 8 or form == value for form in secret_forms(value))
+    assert SecretMask({value}).text("file: " + "\ufffd" * 6 + " end").endswith("\ufffd end")
+    escaped = SecretMask({ESCAPED_BYTE})
+    assert escaped.finds(json.dumps("abc\ufffddefghijk"))
+    assert escaped.finds(json.dumps("abc\\xffdefghijk"))
+
+
+def test_url_and_json_spellings_of_other_encoders_are_masked() -> None:
+    value = "pa&ss<wo>rd!(x) y/z"
+    mask = SecretMask({value})
+    lower = quote(value, safe="").replace("%3C", "%3c").replace("%3E", "%3e").replace("%2F", "%2f")
+    assert mask.finds(lower)
+    assert mask.finds(quote(value, safe="!'()*"))  # encodeURIComponent
+    go = json.dumps(value)[1:-1].replace("<", "\\u003c").replace(">", "\\u003e")
+    assert mask.finds(go.replace("&", "\\u0026"))
+
+
+def test_a_decoder_s_text_is_masked_url_encoded_and_other_json_writers_too() -> None:
+    assert SecretMask({ESCAPED_BYTE}).finds(quote("abc\ufffddefghijk"))
+    value = "a/b+c<d>e&f'gh"
+    mask = SecretMask({value})
+    assert mask.finds("a\\/b+c<d>e&f'gh")  # PHP
+    assert mask.finds("a/b\\u002Bc\\u003Cd\\u003Ee\\u0026f\\u0027gh")  # .NET

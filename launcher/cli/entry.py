@@ -34,6 +34,9 @@ def main() -> None:
 
         if not restore():
             reexec_early(list(getattr(sys, "orig_argv", [])) or [sys.executable, *sys.argv])
+        from launcher.procs.pyenv import drop_written_paths
+
+        drop_written_paths(".")  # a model's module there must not be imported later
     if args[:1] == ["serve"] and "--help" not in args:
         _fast_serve(args[1:])
     from launcher.cli.app import main as app_main

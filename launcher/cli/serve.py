@@ -155,6 +155,9 @@ def run_serve(
 
         driver = driver_for(engine, address)
     root = (workspace or Path.cwd()).resolve()
+    from launcher.procs.pyenv import drop_written_paths
+
+    drop_written_paths(root)  # the model writes there: never on serve's import path
     listener = check_http(http or HttpOptions())  # before anything loads
     # A broken config fails now; any re-exec hiding `${VAR}`s comes before input is read.
     config = load(config_dir, session=True, cwd=root)

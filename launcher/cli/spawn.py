@@ -128,6 +128,9 @@ def spawn(
             workspace_dir = Path(history.workspace)
         else:
             workspace_dir = workspace or Path.cwd()
+        from launcher.procs.pyenv import drop_written_paths
+
+        drop_written_paths(workspace_dir)  # the model writes there: never on our import path
         from launcher.budget import Limits
         from launcher.run_plan import ModelChoice
 

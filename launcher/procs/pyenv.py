@@ -1,59 +1,103 @@
-"""Where a Python the launcher starts may read code from: never the directory it starts in.
+"""Where a Python the launcher starts may read code from: never a directory the model writes.
 
 Python puts PYTHONPATH's entries before the standard library, an empty or relative entry
-made absolute against the directory the interpreter starts in. A worker starts in the
-workspace, which the model writes: a `sitecustomize.py` (or a module named like one the
-launcher imports) left there would run, unconfined and as the launcher's user, in every
-worker started after it — and `export PYTHONPATH=$PYTHONPATH:/dir` with the variable unset
-leaves just such an empty entry. So the launcher's own interpreters (workers, the watchdog)
-get PYTHONPATH's entries made absolute against this process's directory, less any inside the
-directory they start in or holding it (from `~/code` on the path, a workspace `~/code/mcp`
-would be imported as the `mcp` package); the variables naming one directory Python reads
-code from (PYTHONPYCACHEPREFIX's compiled files, PYTHONUSERBASE's site-packages) likewise.
+made absolute against the directory the interpreter starts in; the dynamic loader reads
+LD_LIBRARY_PATH the same way (a CUDA-style `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/dir`
+leaves an empty entry). A worker starts in the workspace, which the model writes: a
+`sitecustomize.py`, a module or a `libm.so.6` left there would run, unconfined and as the
+launcher's user, in every worker started after it. So the launcher's own interpreters
+(workers, the watchdog and what it starts) get those lists' entries made absolute against
+this process's directory, less any inside a directory the model writes (the one they start
+in, the session's workspace) or holding it (from `~/code` on the path, a workspace
+`~/code/mcp` would be imported as the `mcp` package); LD_PRELOAD's paths likewise;
+PYTHONUSERBASE's site-packages likewise, and no user site-packages at all when the
+workspace holds them (a workspace that is the home directory); and no PYTHONPYCACHEPREFIX
+(the sandbox lets the model write places such as /dev/shm: compiled files are read from
+beside their sources instead).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import site
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-PATH_LIST = "PYTHONPATH"
-ONE_DIR = ("PYTHONPYCACHEPREFIX", "PYTHONUSERBASE")
+PATH_LISTS = ("PYTHONPATH", "LD_LIBRARY_PATH")
+DROPPED = ("PYTHONPYCACHEPREFIX",)
+NO_USER_SITE = "PYTHONNOUSERSITE"
 PACKAGE_HOME = Path(__file__).resolve().parents[2]
-"""The directory this package is imported from: an entry naming it is kept wherever it is
-(a checkout run with `PYTHONPATH=.`: its code is the model's to change already)."""
+"""The directory this package is imported from: kept wherever it is (a checkout run with
+`PYTHONPATH=.`, a venv inside the workspace: its code is the model's to change already)."""
 
 
-def interpreter_env(env: Mapping[str, str], cwd: str | Path) -> dict[str, str]:
-    """`env` for one of the launcher's own interpreters, started in `cwd`."""
-    out = dict(env)
-    start = Path(cwd).resolve()
-    if PATH_LIST in out:
-        kept = [p for p in map(_absolute, out[PATH_LIST].split(os.pathsep)) if _safe(p, start)]
-        if kept:
-            out[PATH_LIST] = os.pathsep.join(kept)
-        else:
-            del out[PATH_LIST]
-    for name in ONE_DIR:
+def interpreter_env(
+    env: Mapping[str, str], cwd: str | Path, *, also: Iterable[str | Path] = ()
+) -> dict[str, str]:
+    """`env` for one of the launcher's own interpreters, started in `cwd`; `also`: other
+    directories the model writes (the session's workspace, when it starts elsewhere)."""
+    out = {k: v for k, v in env.items() if k not in DROPPED}
+    written = [Path(cwd).resolve(), *(Path(p).resolve() for p in also)]
+    for name in PATH_LISTS:
         if name in out:
-            path = _absolute(out[name])
-            if path and _safe(path, start):
-                out[name] = path
-            else:
-                del out[name]
+            _keep(out, name, out[name].split(os.pathsep), written, os.pathsep)
+    if "LD_PRELOAD" in out:
+        items = out["LD_PRELOAD"].replace(":", " ").split()
+        # A bare name is looked up in the loader's own directories; a path is a file.
+        named = [i for i in items if "/" not in i]
+        _keep(out, "LD_PRELOAD", [i for i in items if "/" in i], written, " ", named)
+    if "PYTHONUSERBASE" in out:
+        _keep(out, "PYTHONUSERBASE", [out["PYTHONUSERBASE"]], written, os.pathsep)
+    user_base = Path(out.get("PYTHONUSERBASE") or site.getuserbase()).resolve()
+    # Unless this package is imported from there (`pip install --user`): then it is the
+    # model's to change already.
+    if not _safe(str(user_base), written) and user_base not in PACKAGE_HOME.parents:
+        out[NO_USER_SITE] = "1"
     return out
 
 
+def _keep(
+    out: dict[str, str],
+    name: str,
+    entries: list[str],
+    written: list[Path],
+    sep: str,
+    more: list[str] | None = None,
+) -> None:
+    kept = [*(more or []), *(p for p in map(_absolute, entries) if _safe(p, written))]
+    if kept:
+        out[name] = sep.join(kept)
+    else:
+        del out[name]
+
+
 def _absolute(entry: str) -> str:
-    # Empty: Python's "the directory I start in", here never meant for a worker.
+    # Empty: "the directory I start in", here never meant for the launcher's own processes.
     return os.path.abspath(entry) if entry else ""
 
 
-def _safe(path: str, start: Path) -> bool:
+def _safe(path: str, written: list[Path]) -> bool:
     if not path:
         return False
     real = Path(path).resolve()
-    if real == PACKAGE_HOME:
+    if real == PACKAGE_HOME or PACKAGE_HOME in real.parents:
         return True
-    return real != start and start not in real.parents and real not in start.parents
+    return not any(real == w or w in real.parents or real in w.parents for w in written)
+
+
+def drop_written_paths(workspace: str | Path) -> None:
+    """Take PYTHONPATH's entries in or around `workspace` (where a session's model writes) off
+    this process's own import path: serve, long-lived, imports modules after the model wrote."""
+    raw = os.environ.get("PYTHONPATH")
+    if not raw:
+        return
+    import sys
+
+    start = os.getcwd()  # where Python resolved the entries: this process never moves
+    written = [Path(workspace).resolve()]
+    for entry in raw.split(os.pathsep):
+        path = _absolute(entry) or start  # Python read "" as the directory it started in
+        if not _safe(path, written):
+            for spelt in {path, os.path.join(start, entry) if entry else start}:
+                while spelt in sys.path:
+                    sys.path.remove(spelt)

@@ -61,9 +61,11 @@ TMP_PREFIX = "subagent-tmp-"
 class Watchdog:
     """Launcher side: starts the watchdog lazily and tells it which groups to guard."""
 
-    def __init__(self, python: str | None = None) -> None:
-        """`python`: the interpreter to run it with (this one's by default)."""
+    def __init__(self, python: str | None = None, workspace: str | Path | None = None) -> None:
+        """`python`: the interpreter to run it with (this one's by default); `workspace`:
+        where the model writes (its code path never reaches there)."""
         self._python = python or sys.executable
+        self._workspace = () if workspace is None else (workspace,)
         self._problem: str | None = None  # why it could not start
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
@@ -83,7 +85,7 @@ class Watchdog:
                     close_fds=True,
                     # Its environment block is readable by the model's shell: no secrets;
                     # nor a path to code the model wrote (it and `revive` start here).
-                    env=interpreter_env(public_environment(), os.getcwd()),
+                    env=interpreter_env(public_environment(), os.getcwd(), also=self._workspace),
                     # Outside the launcher's group: a group-wide SIGKILL or SIGHUP (CI job
                     # cancel, closed terminal) must not take the backstop down with it.
                     start_new_session=True,

@@ -51,10 +51,10 @@ class CappedOutput:
     def text(self) -> str:
         """The kept output, with a note in the middle saying how many bytes were cut."""
         cut = self.total - len(self.head) - len(self.tail)
+        if cut <= 0:  # one text: a character (or a secret) across the halves stays whole
+            return (self.head + self.tail).decode("utf-8", errors="replace")
         head = self.head.decode("utf-8", errors="replace")
         tail = self.tail.decode("utf-8", errors="replace")
-        if cut <= 0:
-            return head + tail
         return f"{head}\n... [output cut: {cut} of {self.total} bytes omitted] ...\n{tail}"
 
 
