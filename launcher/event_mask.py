@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 from launcher.events import Event, TextDelta, ToolNames, TurnStart
-from launcher.secrets import MASK, UNMASKED, SecretMask, StreamMask
+from launcher.secrets import SecretMask, StreamMask
 
 
 class MaskedEvents:
@@ -50,13 +47,11 @@ class MaskedEvents:
             if type(event) is TurnStart
             else mask.finds(event.to_json())
         )
-        if not found:
-            return event
-        out = mask.event(event)
-        line = out.to_json()
-        # A form the walk left: written across fields (a secret holding `", "` spelt by two
-        # tool names), so no field alone holds it. The line itself is masked instead.
-        return out.with_line(_line_masked(mask, out, line)) if mask.finds(line) else out
+        # A form the walk leaves (written across two fields, or made of the line's own
+        # structure) stays: masking strings it merely touches would let whoever chose the
+        # value blank what it likes (a command, a status), and a party that knows a secret
+        # can spell it in ways no mask finds anyway.
+        return mask.event(event) if found else event
 
     def _turn_start_finds(self, event: TurnStart) -> bool:
         # A turn's line is mostly its offer's names, shared turn after turn until the offer
@@ -85,52 +80,3 @@ class MaskedEvents:
         turn, self._turn = self._turn, None
         tail = self._text.flush()
         return [TextDelta(turn=turn, text=tail)] if turn is not None and tail else []
-
-
-def _line_masked(mask: SecretMask, event: Event, line: str) -> str:
-    # The line with every string a form overlaps masked whole, so it stays the event's JSON:
-    # never a field's name, the type, or a value the program reads back (an id, a path),
-    # which hold no secret of their own; a form made of those alone is left as it was.
-    spans = mask.spans(line)
-    keep = {"type", *(f.name for f in dataclasses.fields(event) if f.metadata.get(UNMASKED))}
-    out: list[str] = []
-    done = 0
-    for start, end, field, is_name in _strings(line):
-        if is_name or field in keep:
-            continue
-        if any(s < end and e > start for s, e in spans):
-            out += [line[done:start], MASK]
-            done = end
-    return "".join([*out, line[done:]])
-
-
-def _strings(line: str) -> list[tuple[int, int, str | None, bool]]:
-    # Each string of a JSON line: where its text starts and ends, the top-level field it is
-    # in, and whether it is a top-level field's name.
-    found: list[tuple[int, int, str | None, bool]] = []
-    nesting: list[str] = []
-    field: str | None = None
-    name_next = False
-    at = 0
-    while at < len(line):
-        char = line[at]
-        if char == '"':
-            end = at + 1
-            while end < len(line) and line[end] != '"':
-                end += 2 if line[end] == "\\" else 1
-            is_name = name_next and len(nesting) == 1
-            if is_name:
-                field = json.loads(line[at : end + 1])
-            found.append((at + 1, end, field, is_name))
-            name_next = False
-            at = end + 1
-            continue
-        if char in "{[":
-            nesting.append(char)
-            name_next = char == "{"
-        elif char in "}]":
-            nesting.pop()
-        elif char == ",":
-            name_next = bool(nesting) and nesting[-1] == "{"
-        at += 1
-    return found

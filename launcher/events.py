@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Self, TextIO
+from typing import Any, ClassVar, TextIO
 
 from launcher.event_line import encode as _encode
 from launcher.event_line import field_text as _field
@@ -109,13 +109,6 @@ class Event:
     def _line(self) -> str:
         return _encode(self.to_dict())
 
-    def with_line(self, line: str) -> Self:
-        """A copy whose JSON text is `line` (the mask's last resort: a secret written across
-        two fields, which no field alone holds)."""
-        copy = dataclasses.replace(self)
-        copy.__dict__[_LINE] = line
-        return copy
-
 
 _LINE = "_json_line"
 """Where an event keeps its JSON text (not a field: no dataclass function sees it)."""
@@ -161,7 +154,7 @@ class ServerState(Event):
 
     type: ClassVar[str] = "server_state"
     server: str = field(metadata=READ_BACK)
-    state: str
+    state: str = field(metadata=READ_BACK)
     error: str | None = None
     tools: int = 0
     log: str | None = field(default=None, metadata=READ_BACK)
@@ -313,12 +306,12 @@ class HookDecision(Event):
     """
 
     type: ClassVar[str] = "hook"
-    event: str
+    event: str = field(metadata=READ_BACK)
     hook: str
-    decision: str
+    decision: str = field(metadata=READ_BACK)
     source: str | None = field(default=None, metadata=READ_BACK)
-    tool: str | None = field(default=None, metadata=READ_BACK)
-    id: str | None = field(default=None, metadata=READ_BACK)
+    tool: str | None = None  # masked as a tool_call's name is
+    id: str | None = None
     reason: str | None = None
     message: str | None = None
 
@@ -346,7 +339,7 @@ class AgentEnd(Event):
     budget: `max_tokens`, `max_cost`, `timeout`, `idle_timeout`."""
 
     type: ClassVar[str] = "agent_end"
-    status: RunStatus
+    status: RunStatus = field(metadata=READ_BACK)  # a learned "completed" must not mask it
     result: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     error: str | None = None

@@ -49,24 +49,32 @@ URI_COMPONENT = "!'()*"
 _LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
 _GO_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 """Go's encoding/json escapes these three (HTML-safe) where Python's leaves them."""
+_NET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "<>&'+"})
+""".NET's System.Text.Json escapes these, in upper-case hex."""
+
+
+def _url_forms(raw: bytes) -> set[str]:
+    # As Python's quote and quote_plus and JavaScript's encodeURIComponent write it, in
+    # either case of hex.
+    urls = {quote(raw), quote(raw, safe=""), quote_plus(raw), quote(raw, safe=URI_COMPONENT)}
+    return urls | {_LOWER_HEX.sub(lambda m: m[0].lower(), url) for url in urls}
 
 
 def _json_forms(value: str) -> set[str]:
-    # As Python writes a JSON string, both ways, and as Go's encoder does.
+    # As Python writes a JSON string, both ways, and as Go's, .NET's and PHP's (`\/`) do.
     forms = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    return forms | {form.translate(_GO_JSON) for form in forms}
+    more = {f.translate(table) for f in forms for table in (_GO_JSON, _NET_JSON)}
+    return forms | more | {f.replace("/", "\\/") for f in forms | more}
 
 
 def secret_forms(value: str) -> set[str]:
     """Every form of `value` that is masked: raw, URL-encoded, JSON-escaped, base64."""
     raw = secret_bytes(value)
-    urls = {quote(raw), quote(raw, safe=""), quote_plus(raw), quote(raw, safe=URI_COMPONENT)}
-    forms = {value, *urls, *(_LOWER_HEX.sub(lambda m: m[0].lower(), url) for url in urls)}
-    forms |= _json_forms(value)
+    forms = {value, *_url_forms(raw), *_json_forms(value)}
     # Bytes that are not UTF-8 reach text as a decoder left them (a command's output).
     for decoded in (raw.decode("utf-8", "replace"), raw.decode("utf-8", "backslashreplace")):
         if decoded != value and len(decoded) >= MIN_FORM_CHARS:
-            forms |= {decoded, *_json_forms(decoded)}
+            forms |= {decoded, *_json_forms(decoded), *_url_forms(decoded.encode())}
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         forms.add(encode(raw).decode())
         forms |= _b64_cores(raw, encode)

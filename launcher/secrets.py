@@ -187,12 +187,6 @@ class SecretMask:
         """Whether any form of any secret occurs in `text` (`text` would change)."""
         return self._text is not None and self._occurs(text)
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where forms occur in `text`, as `text` would be masked: (start, end), in order."""
-        if self._text is None:
-            return []
-        return [match.span() for match in self._text.finditer(text)]
-
     def data(self, data: bytes) -> bytes:
         """Like `text`, for bytes (a server's stderr, which need not be UTF-8)."""
         if self._bytes is None or not data:
@@ -323,11 +317,6 @@ class LiveMask(SecretMask):
         """Like SecretMask.finds, learned values included."""
         self._sync()
         return super().finds(text)
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Like SecretMask.spans, learned values included."""
-        self._sync()
-        return super().spans(text)
 
     def data(self, data: bytes) -> bytes:
         """Like `text`, for bytes."""

@@ -106,20 +106,6 @@ def test_a_turn_start_without_shared_names_is_searched_whole() -> None:
     assert secret not in out.to_json()
 
 
-def test_a_secret_written_across_two_names_is_masked_in_the_line() -> None:
-    # A password holding `", "`: a server that knows it names two tools so that the line
-    # spells it, though neither name holds it alone.
-    names = ToolNames([*NAMES, "srv__pass", "wo_rd"])
-    for secret in ('ss", "wo', 'rd"], "deferred": 0'):
-        mask = SecretMask({secret})
-        for turn in (1, 2):
-            (out,) = MaskedEvents(mask)(TurnStart(turn=turn, tools=names))
-            line = out.to_json()
-            assert not mask.finds(line), (secret, line[-80:])
-            data = json.loads(line)
-            assert data["type"] == "turn_start" and data["turn"] == turn
-
-
 def test_a_secret_made_of_the_line_s_own_structure_empties_nothing() -> None:
     # A value a hostile token endpoint chose to match every line: the events stay whole.
     from launcher.events import SessionStart, ToolCallEvent
@@ -138,3 +124,25 @@ def test_a_value_the_program_reads_back_is_never_masked_by_the_line() -> None:
     start = SessionStart(agent="a", session_id="20261206T000000-abcdef", log_dir="/home/alice/x")
     (out,) = MaskedEvents(SecretMask({'alice/x", "sch'}))(start)
     assert json.loads(out.to_json())["log_dir"] == "/home/alice/x"
+
+
+def test_a_value_chosen_to_touch_a_string_blanks_nothing_the_walk_would_not() -> None:
+    # A hostile token endpoint's value made of a field name and a character: the command
+    # and the status stay as they ran.
+    from launcher.events import AgentEnd, RunStatus, ToolCallEvent
+
+    call = ToolCallEvent(turn=1, id="c1", name="bash", arguments={"command": "rm -rf build"})
+    end = AgentEnd(status=RunStatus.COMPLETED, result="done")
+    for secret in ('"command": "r', '"status": "c', "completed"):
+        for event in (call, end):
+            (out,) = MaskedEvents(SecretMask({secret}))(event)
+            assert json.loads(out.to_json()) == json.loads(event.to_json()), secret
+
+
+def test_a_hook_s_tool_is_masked_as_the_call_s_name_is() -> None:
+    from launcher.events import HookDecision
+
+    secret = "tok-0123456789abcdef"
+    hook = HookDecision(event="PreToolUse", hook="h.sh", decision="allow", tool=f"mcp__s__{secret}")
+    (out,) = MaskedEvents(SecretMask({secret}))(hook)
+    assert json.loads(out.to_json())["tool"] == "mcp__s__****"

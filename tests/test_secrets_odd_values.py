@@ -102,3 +102,11 @@ def test_url_and_json_spellings_of_other_encoders_are_masked() -> None:
     assert mask.finds(quote(value, safe="!'()*"))  # encodeURIComponent
     go = json.dumps(value)[1:-1].replace("<", "\\u003c").replace(">", "\\u003e")
     assert mask.finds(go.replace("&", "\\u0026"))
+
+
+def test_a_decoder_s_text_is_masked_url_encoded_and_other_json_writers_too() -> None:
+    assert SecretMask({ESCAPED_BYTE}).finds(quote("abc\ufffddefghijk"))
+    value = "a/b+c<d>e&f'gh"
+    mask = SecretMask({value})
+    assert mask.finds("a\\/b+c<d>e&f'gh")  # PHP
+    assert mask.finds("a/b\\u002Bc\\u003Cd\\u003Ee\\u0026f\\u0027gh")  # .NET

@@ -53,6 +53,10 @@ SPARE_NAME = "subagent-spare"
 SPARE_LADDER = Ladder(eof_grace_s=0.0, term_grace_s=2.0, sweep_s=0.3)
 """A waiting spare holds no session and no child: SIGTERM at once (it has no handler),
 SIGKILL if it does not go within two seconds."""
+DEAD_STATES = frozenset("ZXx")
+"""/proc/PID/stat states of a process that has exited (a zombie, or dead)."""
+STOPPED_STATES = frozenset("Tt")
+"""/proc/PID/stat states of a stopped process (a stop signal, a tracer)."""
 WORKER_ARGV = (sys.executable, "-P", "-m", "launcher.backend.worker")
 """-P: the user's workspace (the worker's cwd) must not shadow our own packages."""
 
@@ -67,14 +71,47 @@ def default_max_warming() -> int:
     return max(1, cores)
 
 
-def is_warming(pid: int) -> bool:
-    """Whether the spare `pid` is still importing (Linux: its process name says so; where
-    names cannot be read, never)."""
+def read_stat(pid: int) -> tuple[str, str] | None:
+    """Process `pid`'s name and state letter (Linux: /proc/PID/stat); None when it is gone
+    or names cannot be read (not Linux)."""
     try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
-            return comm.read().strip() == WARMING_NAME
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            line = stat.read()
     except OSError:
-        return False
+        return None
+    # "PID (NAME) STATE ...": the name may hold spaces and parentheses, the state follows
+    # the last ")".
+    head, paren, tail = line.rpartition(")")
+    fields = tail.split()
+    if not paren or "(" not in head or not fields:
+        return None
+    return head.partition("(")[2], fields[0]
+
+
+def is_warming(pid: int) -> bool:
+    """Whether the taken spare `pid` is still importing (Linux: its process name says so;
+    where names cannot be read, never)."""
+    stat = read_stat(pid)
+    return stat is not None and stat[0] == WARMING_NAME
+
+
+def is_importing(pid: int) -> bool:
+    """Whether the waiting spare `pid` is still importing: running and not named SPARE_NAME
+    (it is named only once its imports are done; where names cannot be read, never)."""
+    stat = read_stat(pid)
+    # A stopped one takes no core: counted, it would hold the one-a-core gate for nothing.
+    return (
+        stat is not None
+        and stat[1] not in DEAD_STATES
+        and stat[1] not in STOPPED_STATES
+        and stat[0] != SPARE_NAME
+    )
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP, a tracer): a job handed to it would wait forever."""
+    stat = read_stat(pid)
+    return stat is not None and stat[1] in STOPPED_STATES
 
 
 async def start_worker(
@@ -230,6 +267,11 @@ def was_refused(process: anyio.abc.Process) -> bool:
     return isinstance(process, ChannelProcess) and process.refused.is_set()
 
 
+def _importing(spare: Spare) -> bool:
+    # returncode first: a reaped spare's pid may name another process by now.
+    return spare.process.returncode is None and is_importing(spare.process.pid)
+
+
 def _identity(path: str | Path) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
@@ -295,20 +337,25 @@ class SparePool:
         task then starts the next one."""
         self._takes += 1
         here = _identity(workspace)
-        spare = None
-        while self._ready and spare is None:
-            candidate = self._ready.pop(0)
+        fitting: list[Spare] = []
+        for candidate in self._ready:
             if (
                 candidate.process.returncode is None
                 and not was_refused(candidate.process)
                 and candidate.cwd == here
                 and candidate.handed == handed_generation()
+                and not is_stopped(candidate.process.pid)
             ):
-                spare = candidate
-                self._taken.append(candidate.process.pid)
-            else:  # it died or was refused, its directory is not this job's, or it lacks a
-                # newer token
+                fitting.append(candidate)
+            else:  # it died or was refused, its directory is not this job's, it lacks a
+                # newer token, or it is stopped (the job would wait for it forever)
                 self._retired.append(candidate)
+        # The oldest one done importing, else the oldest: one still importing would keep the
+        # job waiting for its imports while a ready one sits idle.
+        spare = next((s for s in fitting if not _importing(s)), fitting[0] if fitting else None)
+        self._ready = [s for s in fitting if s is not spare]
+        if spare is not None:
+            self._taken.append(spare.process.pid)
         self._wanted.set()
         return spare
 
@@ -339,8 +386,14 @@ class SparePool:
 
     def warming(self) -> int:
         """How many of the pool's spares, waiting or taken, are still importing."""
+        # A taken spare counts only while named WARMING_NAME: once its Job came it takes the
+        # interpreter's name back, so "not yet SPARE_NAME" would count it for its whole run.
+        # A spare taken before it named itself is so dropped from the count at once.
         self._taken = [pid for pid in self._taken if is_warming(pid)]
-        waiting = sum(1 for s in self._ready if is_warming(s.process.pid))
+        # A waiting spare counts until it is named SPARE_NAME: it starts named after the
+        # interpreter and is named WARMING_NAME only after its hand-over, so counting that
+        # name alone let a gate start every spare at once.
+        waiting = sum(1 for s in self._ready if _importing(s))
         return len(self._taken) + waiting
 
     async def _fill(self, *, gated: bool = True, most: int | None = None) -> None:
@@ -369,10 +422,25 @@ class SparePool:
             self._ready.append(Spare(process, log_path, here, handed))
 
     async def _stop(self, spares: list[Spare]) -> None:
+        # All at once: one that ignores SIGTERM (stopped, say) takes SPARE_LADDER's whole
+        # grace, and one after the other sixteen such would outlast serve's drain.
         with anyio.CancelScope(shield=True):
-            for spare in spares:
-                await stop_group(spare.process, SPARE_LADDER)
-                # An empty log is noise; one that says why a spare died is kept.
-                with contextlib.suppress(OSError):
-                    if spare.log_path.stat().st_size == 0:
-                        spare.log_path.unlink()
+            async with anyio.create_task_group() as tg:
+                for spare in spares:
+                    tg.start_soon(_stop_one, spare)
+
+
+async def _stop_one(spare: Spare) -> None:
+    process = spare.process
+    if process.returncode is None:
+        await stop_group(process, SPARE_LADDER)
+    else:
+        # Exited and reaped: its pid, its group's id, may be another process's by now, and
+        # a spare starts no process, so it left no group to sweep.
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+    # An empty log is noise; one that says why a spare died is kept.
+    with contextlib.suppress(OSError):
+        if spare.log_path.stat().st_size == 0:
+            spare.log_path.unlink()
