@@ -92,9 +92,12 @@ except ValueError as exc:
 
 
 def test_a_refused_sealed_worker_on_a_node_is_named(tmp_path: Path, foothold: None) -> None:
-    # The Ray task's own start, in a process of its own (it turns itself non-dumpable).
+    # The Ray task's own start, in a process of its own (it turns itself non-dumpable); its
+    # workspace apart from the foothold (a worker never reads code from its workspace).
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
     run = subprocess.run(
-        [sys.executable, "-c", SEALED_TASK, str(tmp_path)],
+        [sys.executable, "-c", SEALED_TASK, str(workspace)],
         capture_output=True,
         text=True,
         timeout=LIMIT_S,
