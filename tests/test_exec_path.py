@@ -4,6 +4,7 @@ code in the workspace."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -77,3 +78,45 @@ def test_a_package_in_a_workspace_subdirectory_on_the_path_counts_as_found(
     monkeypatch.syspath_prepend(str(site))
     args = ["-m", "their_server_pkg"]
     assert python_args(sys.executable, args, tmp_path) == ["-P", *args]
+
+
+def test_a_path_entry_in_the_workspace_is_left_out(tmp_path: Path) -> None:
+    # An activated .venv/bin or node_modules/.bin there holds what the model writes.
+    workspace = tmp_path / "ws"
+    (workspace / "bin").mkdir(parents=True)
+    path = os.pathsep.join([str(workspace / "bin"), "/usr/bin", str(tmp_path / "wsx")])
+    assert absolute_path(path, workspace) == os.pathsep.join(["/usr/bin", str(tmp_path / "wsx")])
+
+
+def test_p_is_added_also_after_a_long_option_and_with_pythonsafepath_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The server's environment need not have PYTHONSAFEPATH: the launcher's is not relied on.
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    assert python_args(sys.executable, ["-m", "json.tool"], tmp_path)[0] == "-P"
+    args = ["--check-hash-based-pycs", "default", "-m", "json.tool"]
+    assert python_args(sys.executable, args, tmp_path) == ["-P", *args]
+    assert python_args(sys.executable, ["--version"], tmp_path) == ["--version"]
+
+
+def test_a_server_s_inherited_path_skips_the_workspace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(workspace / ".venv" / "bin"), "/usr/bin"]))
+    assert server_environment({}, workspace)["PATH"] == "/usr/bin"
+    declared = {"PATH": str(workspace / "bin")}  # the user's own word in mcp.json
+    assert server_environment(declared, workspace)["PATH"] == str(workspace / "bin")
+
+
+def test_a_hook_gets_no_path_to_code_in_the_workspace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("site.getuserbase", lambda: "/nonexistent-user-base")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "src"))
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/lib:")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tmp_path / "bin"), "/usr/bin"]))
+    env = hook_environment(tmp_path)
+    assert "PYTHONPATH" not in env
+    assert env["LD_LIBRARY_PATH"] == "/opt/lib"
+    assert env["PATH"] == "/usr/bin"

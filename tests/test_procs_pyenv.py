@@ -115,3 +115,31 @@ def test_a_workspace_elsewhere_is_taken_off_this_process_s_path(
     drop_written_paths(workspace)
     # The start directory holds the workspace: also gone.
     assert sys.path == ["/opt/lib"]
+
+
+def test_whatever_lies_in_the_workspace_leaves_this_process_s_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `python -m launcher.cli serve` started there put the directory first; a workspace that
+    # is the home directory holds the user site. Neither needs PYTHONPATH.
+    import sys
+
+    user_site = tmp_path / ".local" / "lib" / "site-packages"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), "/usr/lib/python3", str(user_site), ""])
+    drop_written_paths(tmp_path)
+    assert sys.path == ["/usr/lib/python3"]
+
+
+def test_the_loader_s_other_spellings_and_audit_libraries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    env = {"LD_LIBRARY_PATH": "/opt/lib;", "LD_AUDIT": "./audit.so libaudit.so /opt/a.so"}
+    assert interpreter_env(env, workspace) == {
+        "LD_LIBRARY_PATH": "/opt/lib",
+        "LD_AUDIT": "libaudit.so /opt/a.so",
+    }

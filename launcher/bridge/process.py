@@ -28,10 +28,14 @@ BASE_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC
 """The minimal environment every server gets on top of what its spec declares."""
 
 
-def server_environment(declared: dict[str, str]) -> dict[str, str]:
+def server_environment(
+    declared: dict[str, str], workspace: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
     """The base environment plus the server's declared variables (which win); PATH keeps
-    only its absolute entries, so a bare command is never found in the workspace."""
+    only its absolute entries, so a bare command is never found in the workspace, and the
+    inherited one none inside `workspace` (a PATH the spec declares is the user's word)."""
     env = {k: v for k, v in os.environ.items() if k in BASE_ENV_VARS and not v.startswith("()")}
+    with_absolute_path(env, workspace)
     env.update(declared)
     return with_absolute_path(env)
 
@@ -52,7 +56,7 @@ def python_args(program: str, args: list[str], cwd: Path | None) -> list[str]:
     if os.path.abspath(program) != os.path.abspath(sys.executable):
         return args
     module = _module_of(args)
-    if module is None or os.environ.get("PYTHONSAFEPATH"):
+    if module is None:  # PYTHONSAFEPATH is not relied on: the server's env need not have it
         return args
     top = module.split(".", 1)[0]
     return ["-P", *args] if top and _found_outside(top, cwd) else args
@@ -63,8 +67,14 @@ def _module_of(args: list[str]) -> str | None:
     or if `-P`/`-I` already keeps the working directory off the path."""
     rest = iter(args)
     for arg in rest:
-        if not arg.startswith("-") or arg in ("-", "--") or arg.startswith("--"):
-            return None  # a script, stdin, or a long option (--version, --help)
+        if arg.startswith("--") and arg != "--":
+            if arg == "--check-hash-based-pycs":
+                next(rest, None)  # its value
+            elif not arg.startswith("--check-hash-based-pycs="):
+                return None  # --version, --help: no module runs
+            continue
+        if not arg.startswith("-") or arg in ("-", "--"):
+            return None  # a script, or stdin
         flags = arg[1:]
         for i, flag in enumerate(flags):
             tail = flags[i + 1 :]

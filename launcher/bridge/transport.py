@@ -40,7 +40,7 @@ async def spawn_stdio(
     process = await spawn_server(
         spec.command or "",
         list(spec.args),
-        env=server_environment(dict(spec.env)),
+        env=server_environment(dict(spec.env), workspace),
         cwd=workspace / spec.cwd if spec.cwd else workspace,
         join=watchdog.join_argv if watchdog is not None else None,
     )

@@ -21,6 +21,7 @@ import anyio
 from launcher.exec_path import absolute_path, with_absolute_path
 from launcher.hooks.protocol import HookRun
 from launcher.procs.group import end_call_group, spawn_group
+from launcher.procs.pyenv import interpreter_env
 from launcher.secrets import public_environment
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ def hook_environment(project_dir: Path) -> dict[str, str]:
     """
     env = {k: v for k, v in public_environment().items() if not k.startswith("OTEL_")}
     env[PROJECT_DIR_VAR] = str(project_dir)
-    return with_absolute_path(env)
+    # Unconfined, in the workspace: no path to a program, module or library the model wrote.
+    return with_absolute_path(interpreter_env(env, project_dir), project_dir)
 
 
 async def run_hook(

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 PATH_LISTS = ("PYTHONPATH", "LD_LIBRARY_PATH")
+LOADED = ("LD_PRELOAD", "LD_AUDIT")
+"""Libraries the loader loads into every process, named by path or bare name."""
 DROPPED = ("PYTHONPYCACHEPREFIX",)
 NO_USER_SITE = "PYTHONNOUSERSITE"
 PACKAGE_HOME = Path(__file__).resolve().parents[2]
@@ -40,12 +42,15 @@ def interpreter_env(
     written = [Path(cwd).resolve(), *(Path(p).resolve() for p in also)]
     for name in PATH_LISTS:
         if name in out:
-            _keep(out, name, out[name].split(os.pathsep), written, os.pathsep)
-    if "LD_PRELOAD" in out:
-        items = out["LD_PRELOAD"].replace(":", " ").split()
-        # A bare name is looked up in the loader's own directories; a path is a file.
-        named = [i for i in items if "/" not in i]
-        _keep(out, "LD_PRELOAD", [i for i in items if "/" in i], written, " ", named)
+            # The loader splits on ";" too: "/x;" is an empty entry as "/x:" is.
+            _keep(out, name, out[name].replace(";", os.pathsep).split(os.pathsep), written,
+                  os.pathsep)  # fmt: skip
+    for name in LOADED:
+        if name in out:
+            items = out[name].replace(":", " ").split()
+            # A bare name is looked up in the loader's own directories; a path is a file.
+            named = [i for i in items if "/" not in i]
+            _keep(out, name, [i for i in items if "/" in i], written, " ", named)
     if "PYTHONUSERBASE" in out:
         _keep(out, "PYTHONUSERBASE", [out["PYTHONUSERBASE"]], written, os.pathsep)
     user_base = Path(out.get("PYTHONUSERBASE") or site.getuserbase()).resolve()
@@ -86,18 +91,23 @@ def _safe(path: str, written: list[Path]) -> bool:
 
 
 def drop_written_paths(workspace: str | Path) -> None:
-    """Take PYTHONPATH's entries in or around `workspace` (where a session's model writes) off
-    this process's own import path: serve, long-lived, imports modules after the model wrote."""
-    raw = os.environ.get("PYTHONPATH")
-    if not raw:
-        return
+    """Take what lies in `workspace` (where a session's model writes) off this process's own
+    import path, and PYTHONPATH's entries holding it: serve, long-lived, imports modules after
+    the model wrote. (`python -m` put the directory it started in first; a user site inside a
+    workspace that is the home directory is there too.) The package's own directory stays."""
     import sys
 
     start = os.getcwd()  # where Python resolved the entries: this process never moves
     written = [Path(workspace).resolve()]
-    for entry in raw.split(os.pathsep):
-        path = _absolute(entry) or start  # Python read "" as the directory it started in
-        if not _safe(path, written):
-            for spelt in {path, os.path.join(start, entry) if entry else start}:
-                while spelt in sys.path:
-                    sys.path.remove(spelt)
+    here = written[0]
+    raw = os.environ.get("PYTHONPATH", "")
+    from_env = {_absolute(e) or start for e in raw.split(os.pathsep)} if raw else set()
+    kept = []
+    for entry in sys.path:
+        path = os.path.abspath(entry or start)
+        real = Path(path).resolve()
+        inside = real == here or here in real.parents
+        if (inside or path in from_env) and not _safe(path, written):
+            continue
+        kept.append(entry)
+    sys.path[:] = kept
