@@ -120,3 +120,13 @@ def test_a_hook_gets_no_path_to_code_in_the_workspace(
     assert "PYTHONPATH" not in env
     assert env["LD_LIBRARY_PATH"] == "/opt/lib"
     assert env["PATH"] == "/usr/bin"
+
+
+def test_a_module_found_on_the_server_s_own_pythonpath_gets_minus_p(tmp_path: Path) -> None:
+    lib, workspace = tmp_path / "lib", tmp_path / "ws"
+    (lib / "only_here_pkg").mkdir(parents=True)
+    (lib / "only_here_pkg" / "__init__.py").write_text("")
+    workspace.mkdir()
+    args = ["-m", "only_here_pkg"]
+    assert python_args(sys.executable, args, workspace) == args  # not found: left as it was
+    assert python_args(sys.executable, args, workspace, str(lib)) == ["-P", *args]

@@ -45,7 +45,9 @@ def resolve_command(command: str) -> str:
     return sys.executable if command in ("python", "python3") else command
 
 
-def python_args(program: str, args: list[str], cwd: Path | None) -> list[str]:
+def python_args(
+    program: str, args: list[str], cwd: Path | None, pythonpath: str | None = None
+) -> list[str]:
     """`args` with `-P` first when `program` is this interpreter running `-m MODULE` and
     MODULE's top-level package is found without the working directory.
 
@@ -59,7 +61,9 @@ def python_args(program: str, args: list[str], cwd: Path | None) -> list[str]:
     if module is None:  # PYTHONSAFEPATH is not relied on: the server's env need not have it
         return args
     top = module.split(".", 1)[0]
-    return ["-P", *args] if top and _found_outside(top, cwd) else args
+    # The server's own PYTHONPATH counts: a module found there is no workspace code either.
+    extra = [e for e in (pythonpath or "").split(os.pathsep) if os.path.isabs(e)]
+    return ["-P", *args] if top and _found_outside(top, cwd, extra) else args
 
 
 def _module_of(args: list[str]) -> str | None:
@@ -91,7 +95,7 @@ def _module_of(args: list[str]) -> str | None:
     return None
 
 
-def _found_outside(top: str, cwd: Path | None) -> bool:
+def _found_outside(top: str, cwd: Path | None, extra: list[str] | None = None) -> bool:
     """Whether this interpreter finds the top-level module `top` with the working directory
     left off `sys.path` (what `-P` changes; its subdirectories on the path stay)."""
     import importlib.machinery
@@ -99,7 +103,11 @@ def _found_outside(top: str, cwd: Path | None) -> bool:
     if top in sys.builtin_module_names:
         return True
     here = os.path.realpath(cwd if cwd is not None else os.getcwd())
-    path = [e for e in sys.path if e and os.path.isabs(e) and os.path.realpath(e) != here]
+    path = [
+        e
+        for e in [*(extra or []), *sys.path]
+        if e and os.path.isabs(e) and os.path.realpath(e) != here
+    ]
     for finder in sys.meta_path:
         if finder is importlib.machinery.PathFinder:
             spec = importlib.machinery.PathFinder.find_spec(top, path)
@@ -160,6 +168,6 @@ async def spawn_server(
         # Checked first: exec would blame the command ("command not found: <cwd>").
         raise SpawnError(f"working directory does not exist: {cwd}")
     program = resolve_command(command)
-    argv = [program, *python_args(program, args, cwd)]
+    argv = [program, *python_args(program, args, cwd, env.get("PYTHONPATH"))]
     argv = join(argv) if join is not None else argv
     return await spawn_group(argv, env=env, cwd=cwd, stderr=subprocess.PIPE)
