@@ -20,8 +20,27 @@ def absolute_path(path: str | None, outside: str | os.PathLike[str] | None = Non
     kept = [e for e in entries if os.path.isabs(e)]
     if outside is not None:
         here = os.path.realpath(outside)
-        kept = [e for e in kept if not _within(os.path.realpath(e), here)]
+        kept = [e for e in kept if not any(_within(v, here) for v in path_visits(e))]
     return os.pathsep.join(kept) or os.defpath
+
+
+def path_visits(path: str, hops: int = 40) -> list[str]:
+    """Every path the kernel goes through resolving `path`: as written, after each symbolic
+    link, and resolved. An entry is judged by all of them: a link in the workspace that the
+    model points elsewhere (a `/dev/shm` directory it writes) still names the workspace."""
+    seen = [os.path.normpath(path)]
+    for _ in range(hops):
+        current = seen[-1]
+        parts = current.split(os.sep)
+        for at in range(2, len(parts) + 1):
+            prefix = os.sep.join(parts[:at]) or os.sep
+            if os.path.islink(prefix):
+                target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
+                seen.append(os.path.normpath(os.path.join(target, *parts[at:])))
+                break
+        else:
+            break
+    return [*seen, os.path.realpath(path)]
 
 
 def with_absolute_path(

@@ -130,3 +130,9 @@ def test_a_module_found_on_the_server_s_own_pythonpath_gets_minus_p(tmp_path: Pa
     args = ["-m", "only_here_pkg"]
     assert python_args(sys.executable, args, workspace) == args  # not found: left as it was
     assert python_args(sys.executable, args, workspace, str(lib)) == ["-P", *args]
+
+
+def test_another_name_of_this_interpreter_gets_minus_p(tmp_path: Path) -> None:
+    other = tmp_path / "python3"
+    other.symlink_to(sys.executable)  # a venv's python3 beside its python
+    assert python_args(str(other), ["-m", "json.tool"], tmp_path)[0] == "-P"

@@ -55,7 +55,7 @@ def python_args(
     model wrote there would shadow an installed one. A module found only in the workspace
     is the user's own code there, and keeps the old lookup.
     """
-    if os.path.abspath(program) != os.path.abspath(sys.executable):
+    if os.path.realpath(program) != os.path.realpath(sys.executable):  # python3, python: one
         return args
     module = _module_of(args)
     if module is None:  # PYTHONSAFEPATH is not relied on: the server's env need not have it

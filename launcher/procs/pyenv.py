@@ -23,6 +23,8 @@ import site
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from launcher.exec_path import path_visits
+
 PATH_LISTS = ("PYTHONPATH", "LD_LIBRARY_PATH")
 LOADED = ("LD_PRELOAD", "LD_AUDIT")
 """Libraries the loader loads into every process, named by path or bare name."""
@@ -87,7 +89,10 @@ def _safe(path: str, written: list[Path]) -> bool:
     real = Path(path).resolve()
     if real == PACKAGE_HOME or PACKAGE_HOME in real.parents:
         return True
-    return not any(real == w or w in real.parents or real in w.parents for w in written)
+    # Judged as written, after each link and resolved: a link the model re-points still
+    # names the directory it lies in.
+    visits = [Path(v) for v in path_visits(path)]
+    return not any(v == w or w in v.parents or v in w.parents for v in visits for w in written)
 
 
 def drop_written_paths(workspace: str | Path) -> None:
