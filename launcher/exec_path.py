@@ -20,7 +20,7 @@ def absolute_path(path: str | None, outside: str | os.PathLike[str] | None = Non
     kept = [e for e in entries if os.path.isabs(e)]
     if outside is not None:
         here = os.path.realpath(outside)
-        kept = [e for e in kept if not any(within(v, here) for v in path_visits(e))]
+        kept = [e for e in kept if not any(_within(v, here) for v in path_visits(e))]
     return os.pathsep.join(kept) or os.defpath
 
 
@@ -52,6 +52,5 @@ def with_absolute_path(
     return env
 
 
-def within(path: str, folder: str) -> bool:
-    """Whether the normalized `path` is `folder` or lies inside it."""
+def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -23,7 +23,7 @@ import site
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from launcher.exec_path import path_visits, within
+from launcher.exec_path import path_visits
 
 PATH_LISTS = ("PYTHONPATH", "LD_LIBRARY_PATH")
 LOADED = ("LD_PRELOAD", "LD_AUDIT")
@@ -91,8 +91,8 @@ def _safe(path: str, written: list[Path]) -> bool:
         return True
     # Judged as written, after each link and resolved: a link the model re-points still
     # names the directory it lies in.
-    folders = [str(w) for w in written]
-    return not any(within(v, w) or within(w, v) for v in path_visits(path) for w in folders)
+    visits = [Path(v) for v in path_visits(path)]
+    return not any(v == w or w in v.parents or v in w.parents for v in visits for w in written)
 
 
 def drop_written_paths(workspace: str | Path) -> None:
@@ -110,7 +110,8 @@ def drop_written_paths(workspace: str | Path) -> None:
     kept = []
     for entry in sys.path:
         path = os.path.abspath(entry or start)
-        inside = within(os.path.realpath(path), str(here))
+        real = Path(path).resolve()
+        inside = real == here or here in real.parents
         if (inside or path in from_env) and not _safe(path, written):
             continue
         kept.append(entry)
